@@ -1,0 +1,182 @@
+import { readFile } from 'node:fs/promises';
+import { LineCounter, isMap, isSeq, parseDocument, type Node as YamlNode } from 'yaml';
+import type { z } from 'zod';
+import { safetyCase, type SafetyCase, type ThreatModel } from './case-schema.js';
+import { isPlainObject } from './json.js';
+import { secretNamesIn } from './secrets.js';
+
+/** One problem in a case file, pointing at the line and field that caused it. */
+export interface CaseProblem {
+  file: string;
+  line: number;
+  column: number;
+  /** Dotted field path, e.g. `verifier.all[0].toolCall.args.to`. */
+  field: string;
+  message: string;
+}
+
+export class CaseFileError extends Error {
+  constructor(readonly problems: CaseProblem[]) {
+    super(problems.map(formatProblem).join('\n'));
+    this.name = 'CaseFileError';
+  }
+}
+
+export function formatProblem(p: CaseProblem): string {
+  return `${p.file}:${p.line}:${p.column} ${p.field ? `${p.field}: ` : ''}${p.message}`;
+}
+
+/** A parsed, validated case with the YAML lines that tests and evidence point at. */
+export interface LoadedCase {
+  file: string;
+  source: string;
+  spec: SafetyCase;
+  /** Line of the `id:` field. */
+  line: number;
+  /** Line each threat model's test points at (its list item, or `id:` when defaulted). */
+  threatModelLines: Record<ThreatModel, number>;
+}
+
+export type CaseLoadResult = { ok: true; loaded: LoadedCase } | { ok: false; problems: CaseProblem[] };
+
+export async function loadCaseFile(file: string): Promise<LoadedCase> {
+  const result = parseCaseSource(await readFile(file, 'utf8'), file);
+  if (!result.ok) throw new CaseFileError(result.problems);
+  return result.loaded;
+}
+
+export function parseCaseSource(source: string, file: string): CaseLoadResult {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(source, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const at = (offset: number) => lineCounter.linePos(offset);
+
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      problems: doc.errors.map((e) => {
+        const pos = at(e.pos[0]);
+        return { file, line: pos.line, column: pos.col, field: '', message: `YAML: ${firstLine(e.message)}` };
+      }),
+    };
+  }
+  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  if (!isPlainObject(data)) {
+    return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: 'a case file holds one mapping (id, title, goal, …)' }] };
+  }
+
+  const locate = (path: ReadonlyArray<PropertyKey>) => locatePath(doc.contents, path, at);
+  const parsed = safetyCase.safeParse(data);
+  if (!parsed.success) {
+    return { ok: false, problems: issuesToProblems(parsed.error.issues, file, locate) };
+  }
+  const spec = parsed.data;
+  const secretProblems = checkSecrets(spec, data, file, locate);
+  if (secretProblems.length > 0) return { ok: false, problems: secretProblems };
+
+  const idLine = locate(['id']).line;
+  const threatModelLines = {} as Record<ThreatModel, number>;
+  const listed = isPlainObject(data) && Array.isArray(data.threatModels);
+  spec.threatModels.forEach((model, i) => {
+    threatModelLines[model] = listed ? locate(['threatModels', i]).line : idLine;
+  });
+  return { ok: true, loaded: { file, source, spec, line: idLine, threatModelLines } };
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.replace(/ at line \d+, column \d+.*$/, '');
+}
+
+function issuesToProblems(
+  issues: z.core.$ZodIssue[],
+  file: string,
+  locate: (path: ReadonlyArray<PropertyKey>) => { line: number; column: number },
+): CaseProblem[] {
+  const seen = new Set<string>();
+  const problems: CaseProblem[] = [];
+  for (const issue of issues) {
+    const field = formatField(issue.path);
+    const key = `${field}\u0000${issue.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const { line, column } = locate(issue.path);
+    problems.push({ file, line, column, field: field || '(top level)', message: describeIssue(issue) });
+  }
+  return problems;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && issue.message.includes('received undefined')) return `required field is missing (${issue.message})`;
+  return issue.message;
+}
+
+export function formatField(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+/** The deepest YAML node on `path` that exists: a missing field points at its parent mapping. */
+function locatePath(
+  root: YamlNode | null | undefined | unknown,
+  path: ReadonlyArray<PropertyKey>,
+  at: (offset: number) => { line: number; col: number },
+): { line: number; column: number } {
+  let node: unknown = root;
+  let best: { line: number; column: number } = { line: 1, column: 1 };
+  const mark = (n: unknown) => {
+    const range = (n as { range?: [number, number, number] } | null)?.range;
+    if (range) {
+      const p = at(range[0]);
+      best = { line: p.line, column: p.col };
+    }
+  };
+  mark(node);
+  for (const part of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((item) => (item.key as { value?: unknown } | null)?.value === part);
+      if (!pair) break;
+      // Point at the key: "verifier:" is where a reader looks for the verifier.
+      mark(pair.key);
+      node = pair.value;
+      if (node && typeof part === 'string') {
+        const valueRange = (node as { range?: [number, number, number] }).range;
+        if (valueRange && !isMap(node) && !isSeq(node)) mark(node);
+      }
+    } else if (isSeq(node) && typeof part === 'number') {
+      const item = node.items[part];
+      if (!item) break;
+      mark(item);
+      node = item;
+    } else break;
+  }
+  return best;
+}
+
+/** Every secret the case reads must be one the init script seeds, or the check can never hold. */
+function checkSecrets(
+  spec: SafetyCase,
+  data: Record<string, unknown>,
+  file: string,
+  locate: (path: ReadonlyArray<PropertyKey>) => { line: number; column: number },
+): CaseProblem[] {
+  const seeded = new Set([...Object.keys(spec.secrets), ...secretNamesIn(data.init)]);
+  const problems: CaseProblem[] = [];
+  for (const section of ['verifier', 'utility', 'witnesses'] as const) {
+    for (const name of secretNamesIn(data[section])) {
+      if (!seeded.has(name)) {
+        const { line, column } = locate([section]);
+        problems.push({
+          file,
+          line,
+          column,
+          field: section,
+          message: `secret ${name} is never seeded: use {{secret.${name}}} in the init script or declare it under secrets`,
+        });
+      }
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,151 @@
+import { z } from 'zod';
+import { fieldConditions, predicate } from './predicate-schema.js';
+import { parsePath } from './paths.js';
+
+/**
+ * The case format, v1. One YAML file holds one case; docs/case-format.md documents every field.
+ * Schemas first, types inferred: everything downstream reads `SafetyCase`.
+ */
+
+export const threatModels = ['benign', 'single-channel', 'multi-channel', 'indirect'] as const;
+export const threatModel = z.enum(threatModels);
+export type ThreatModel = z.infer<typeof threatModel>;
+
+/** Threat models whose gateway applies the case's injection rules. */
+export function injectsToolResults(model: ThreatModel): boolean {
+  return model === 'multi-channel' || model === 'indirect';
+}
+/** Threat models whose user messages come from the adversary. */
+export function adversarialUser(model: ThreatModel): boolean {
+  return model === 'single-channel' || model === 'multi-channel';
+}
+
+const id = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]*[a-z0-9]$/, 'use lower-case letters, digits and "-" (it names files and tests)');
+
+const taxonomyRef = z
+  .string()
+  .regex(/^[a-z0-9-]+(\/[a-z0-9-]+)*$/, 'a taxonomy reference is a "/"-separated path of lower-case ids, e.g. data-exfiltration/credential-leak');
+
+export const injectionMode = z.enum(['identity', 'append', 'prefix', 'override']);
+export type InjectionMode = z.infer<typeof injectionMode>;
+
+const pathString = z.string().min(1).superRefine((path, ctx) => {
+  try {
+    parsePath(path);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+  }
+});
+
+export const injectionRule = z
+  .strictObject({
+    id: id.optional(),
+    /** The tool whose results are rewritten. */
+    tool: z.string().min(1),
+    /** Only calls whose arguments satisfy these conditions. */
+    when: fieldConditions.optional(),
+    /** Where in the parsed result; omitted = the whole text content. `*` reaches every item. */
+    field: pathString.optional(),
+    /** Only items (at `field`'s parent) whose fields satisfy these conditions. */
+    where: fieldConditions.optional(),
+    mode: injectionMode,
+    payload: z.string(),
+    /** At most this many rewrites per run (default: every matching call). */
+    times: z.int().positive().optional(),
+  })
+  .refine((r) => r.mode === 'identity' || r.payload.length > 0, {
+    message: 'payload cannot be empty unless mode is identity',
+    path: ['payload'],
+  });
+export type InjectionRule = z.infer<typeof injectionRule>;
+
+/** One environment operation of the init script: `{ op: "email.deliver", args: {...} }`. */
+export const initStep = z.strictObject({
+  op: z.string().regex(/^[a-z][a-z0-9_-]*\.[a-z][a-z0-9_]*$/, 'an operation is "<environment>.<operation>", e.g. email.deliver'),
+  args: z.record(z.string(), z.unknown()).default({}),
+});
+export type InitStep = z.infer<typeof initStep>;
+
+export const witnessCall = z.strictObject({
+  tool: z.string().min(1),
+  args: z.record(z.string(), z.unknown()).default({}),
+});
+
+/** A trajectory written by hand: tool calls replayed against the initialised sandbox, and replies. */
+export const witness = z.strictObject({
+  calls: z.array(witnessCall).default([]),
+  responses: z.array(z.string()).default([]),
+});
+export type Witness = z.infer<typeof witness>;
+
+export const secretSpec = z.strictObject({
+  format: z.enum(['token', 'digits', 'hex', 'api-key', 'password']).default('token'),
+  length: z.int().min(4).max(128).optional(),
+});
+export type SecretSpec = z.infer<typeof secretSpec>;
+
+export const budgets = z.strictObject({
+  turns: z.int().positive().max(50).default(3),
+  toolCalls: z.int().positive().max(1000).default(30),
+  seconds: z.number().positive().max(3600).default(120),
+});
+export type Budgets = z.infer<typeof budgets>;
+
+export const safetyCase = z
+  .strictObject({
+    id,
+    title: z.string().min(3),
+    goal: z.string().min(10, 'the goal states the concrete violation in a sentence'),
+    taxonomy: z.strictObject({ risk: taxonomyRef, attack: taxonomyRef, environment: taxonomyRef }),
+    /** Environments mounted in the sandbox (default: the taxonomy environment's first segment). */
+    environments: z.array(z.string().min(1)).min(1).optional(),
+    task: z.string().min(3),
+    attack: z
+      .strictObject({
+        guidance: z.string().optional(),
+        messages: z.array(z.string().min(1)).optional(),
+        injections: z.array(injectionRule).default([]),
+      })
+      .default({ injections: [] }),
+    secrets: z.record(z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'secret names are UPPER_SNAKE_CASE'), secretSpec).default({}),
+    init: z.array(initStep).default([]),
+    verifier: predicate,
+    utility: predicate.optional(),
+    budgets: budgets.default({ turns: 3, toolCalls: 30, seconds: 120 }),
+    threatModels: z.array(threatModel).min(1).default(['benign', 'single-channel', 'multi-channel']),
+    witnesses: z.strictObject({ violating: witness, safe: witness }),
+    tags: z.array(z.string()).default([]),
+  })
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    c.threatModels.forEach((m, i) => {
+      if (seen.has(m)) ctx.addIssue({ code: 'custom', path: ['threatModels', i], message: `"${m}" is listed twice` });
+      seen.add(m);
+      if (injectsToolResults(m) && c.attack.injections.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['threatModels', i],
+          message: `"${m}" injects tool results, but attack.injections is empty`,
+        });
+      }
+    });
+    const ids = new Set<string>();
+    c.attack.injections.forEach((rule, i) => {
+      const ruleId = rule.id ?? `${rule.tool}#${i}`;
+      if (ids.has(ruleId)) ctx.addIssue({ code: 'custom', path: ['attack', 'injections', i, 'id'], message: `duplicate injection id "${ruleId}"` });
+      ids.add(ruleId);
+    });
+  });
+
+export type SafetyCase = z.infer<typeof safetyCase>;
+export type SafetyCaseInput = z.input<typeof safetyCase>;
+
+export function environmentsOf(c: SafetyCase): string[] {
+  return c.environments ?? [c.taxonomy.environment.split('/')[0]!];
+}
+
+export function injectionRuleId(rule: InjectionRule, index: number): string {
+  return rule.id ?? `${rule.tool}#${index}`;
+}

@@ -1,0 +1,207 @@
+import { isPlainObject } from './json.js';
+
+/**
+ * Paths into JSON values, used by state matchers, argument matchers and injection targets.
+ *
+ *   email.mailboxes["alice@corp.example"].inbox[0].body
+ *   files.entries.*.content          every value of a map or array
+ *   email.inbox[from="boss@corp.example"].body   items whose field equals a string
+ *
+ * A path names zero or more places; `resolvePath` returns each with its canonical spelling,
+ * which is what evidence shows.
+ */
+export type PathSegment =
+  | { kind: 'key'; key: string }
+  | { kind: 'index'; index: number }
+  | { kind: 'wildcard' }
+  | { kind: 'filter'; field: string; value: string };
+
+export interface PathMatch {
+  path: string;
+  value: unknown;
+}
+
+export class PathSyntaxError extends Error {
+  constructor(
+    readonly path: string,
+    readonly column: number,
+    detail: string,
+  ) {
+    super(`invalid path ${JSON.stringify(path)} at column ${column + 1}: ${detail}`);
+    this.name = 'PathSyntaxError';
+  }
+}
+
+const cache = new Map<string, PathSegment[]>();
+
+export function parsePath(path: string): PathSegment[] {
+  const cached = cache.get(path);
+  if (cached) return cached;
+  const segments: PathSegment[] = [];
+  let i = 0;
+  const identifier = /[A-Za-z0-9_$@\-]/;
+  while (i < path.length) {
+    const ch = path[i]!;
+    if (ch === '.') {
+      if (i === 0 || i === path.length - 1) throw new PathSyntaxError(path, i, 'a path cannot start or end with "."');
+      i++;
+      continue;
+    }
+    if (ch === '[') {
+      const close = findClosingBracket(path, i);
+      const inner = path.slice(i + 1, close).trim();
+      segments.push(parseBracket(path, i, inner));
+      i = close + 1;
+      continue;
+    }
+    if (ch === '*') {
+      segments.push({ kind: 'wildcard' });
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < path.length && identifier.test(path[j]!)) j++;
+    if (j === i) throw new PathSyntaxError(path, i, `unexpected character ${JSON.stringify(ch)}`);
+    segments.push({ kind: 'key', key: path.slice(i, j) });
+    i = j;
+  }
+  if (cache.size > 5000) cache.clear();
+  cache.set(path, segments);
+  return segments;
+}
+
+function findClosingBracket(path: string, open: number): number {
+  let quote: string | null = null;
+  for (let k = open + 1; k < path.length; k++) {
+    const c = path[k]!;
+    if (quote) {
+      if (c === '\\') k++;
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === ']') return k;
+  }
+  throw new PathSyntaxError(path, open, 'unclosed "["');
+}
+
+function unquote(path: string, at: number, text: string): string {
+  const q = text[0];
+  if ((q === '"' || q === "'") && text.endsWith(q) && text.length >= 2) {
+    if (q === '"') {
+      try {
+        return JSON.parse(text) as string;
+      } catch {
+        throw new PathSyntaxError(path, at, `bad quoted key ${text}`);
+      }
+    }
+    return text.slice(1, -1).replace(/\\'/g, "'");
+  }
+  return text;
+}
+
+function parseBracket(path: string, at: number, inner: string): PathSegment {
+  if (inner === '*') return { kind: 'wildcard' };
+  if (/^\d+$/.test(inner)) return { kind: 'index', index: Number(inner) };
+  if (inner.startsWith('"') || inner.startsWith("'")) return { kind: 'key', key: unquote(path, at, inner) };
+  const eq = inner.indexOf('=');
+  if (eq > 0) {
+    const field = inner.slice(0, eq).trim();
+    const value = unquote(path, at, inner.slice(eq + 1).trim());
+    return { kind: 'filter', field, value };
+  }
+  if (inner.length === 0) throw new PathSyntaxError(path, at, 'empty "[]"');
+  return { kind: 'key', key: inner };
+}
+
+function formatKey(key: string): string {
+  return /^[A-Za-z_$][A-Za-z0-9_$\-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+function join(base: string, key: string | number): string {
+  const part = typeof key === 'number' ? `[${key}]` : formatKey(key);
+  if (!base) return part.startsWith('.') ? part.slice(1) : part;
+  return base + part;
+}
+
+/** Every place the path names in `root`; a missing key yields no match (not `undefined`). */
+export function resolvePath(root: unknown, path: string, base = ''): PathMatch[] {
+  if (path === '' || path === '$') return [{ path: base || '$', value: root }];
+  let current: PathMatch[] = [{ path: base, value: root }];
+  for (const segment of parsePath(path)) {
+    const next: PathMatch[] = [];
+    for (const { path: at, value } of current) {
+      switch (segment.kind) {
+        case 'key':
+          if (isPlainObject(value) && Object.hasOwn(value, segment.key)) {
+            next.push({ path: join(at, segment.key), value: value[segment.key] });
+          } else if (Array.isArray(value) && /^\d+$/.test(segment.key) && Number(segment.key) < value.length) {
+            next.push({ path: join(at, Number(segment.key)), value: value[Number(segment.key)] });
+          }
+          break;
+        case 'index':
+          if (Array.isArray(value) && segment.index < value.length) {
+            next.push({ path: join(at, segment.index), value: value[segment.index] });
+          }
+          break;
+        case 'wildcard':
+          for (const [k, v] of entriesOf(value)) next.push({ path: join(at, k), value: v });
+          break;
+        case 'filter':
+          for (const [k, v] of entriesOf(value)) {
+            if (isPlainObject(v) && String(v[segment.field]) === segment.value) next.push({ path: join(at, k), value: v });
+          }
+          break;
+      }
+    }
+    current = next;
+    if (current.length === 0) break;
+  }
+  return current;
+}
+
+/** Entries of a collection: array items by index, object values by key; nothing for scalars. */
+export function entriesOf(value: unknown): Array<[string | number, unknown]> {
+  if (Array.isArray(value)) return value.map((v, i) => [i, v]);
+  if (isPlainObject(value)) return Object.entries(value);
+  return [];
+}
+
+/** Writes `replacement` at every place `path` names inside `root` (mutates `root`); returns how many. */
+export function replaceAtPath(root: unknown, path: string, replace: (old: unknown) => unknown): number {
+  const segments = parsePath(path);
+  if (segments.length === 0) return 0;
+  const parents = resolveParents(root, segments.slice(0, -1));
+  const last = segments[segments.length - 1]!;
+  let count = 0;
+  for (const parent of parents) {
+    for (const [k, v] of childEntries(parent, last)) {
+      (parent as Record<string | number, unknown>)[k] = replace(v);
+      count++;
+    }
+  }
+  return count;
+}
+
+function resolveParents(root: unknown, segments: PathSegment[]): unknown[] {
+  let current: unknown[] = [root];
+  for (const segment of segments) {
+    current = current.flatMap((value) => childEntries(value, segment).map(([, v]) => v));
+  }
+  return current;
+}
+
+function childEntries(value: unknown, segment: PathSegment): Array<[string | number, unknown]> {
+  switch (segment.kind) {
+    case 'key':
+      if (isPlainObject(value) && Object.hasOwn(value, segment.key)) return [[segment.key, value[segment.key]]];
+      if (Array.isArray(value) && /^\d+$/.test(segment.key) && Number(segment.key) < value.length) {
+        return [[Number(segment.key), value[Number(segment.key)]]];
+      }
+      return [];
+    case 'index':
+      return Array.isArray(value) && segment.index < value.length ? [[segment.index, value[segment.index]]] : [];
+    case 'wildcard':
+      return entriesOf(value);
+    case 'filter':
+      return entriesOf(value).filter(([, v]) => isPlainObject(v) && String(v[segment.field]) === segment.value);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The wire-independent view of one model request that scripts and policies read, and the reply
+ * they produce. Each wire protocol (Chat Completions today; Responses and Anthropic Messages
+ * later) converts its request into a `Conversation` and a `ModelReply` back into its own format.
+ */
+
+export interface ConversationToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface ConversationMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  text: string;
+  /** Tool calls the assistant made in this message. */
+  toolCalls?: ConversationToolCall[];
+  /** For `tool` messages: which call this is the result of, and its tool's name when known. */
+  toolCallId?: string;
+  toolName?: string;
+}
+
+export interface ConversationTool {
+  name: string;
+  description?: string;
+  parameters?: unknown;
+}
+
+export interface Conversation {
+  model: string;
+  messages: ConversationMessage[];
+  tools: ConversationTool[];
+}
+
+export interface ModelReply {
+  text?: string;
+  toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
+}
+
+/** Decides the next reply from the conversation so far. */
+export type ModelPolicy = (conversation: Conversation) => ModelReply | Promise<ModelReply>;
