@@ -165,14 +165,23 @@ export function entriesOf(value: unknown): Array<[string | number, unknown]> {
   return [];
 }
 
-/** Writes `replacement` at every place `path` names inside `root` (mutates `root`); returns how many. */
-export function replaceAtPath(root: unknown, path: string, replace: (old: unknown) => unknown): number {
+/**
+ * Writes `replace(old)` at every place `path` names inside `root` (mutates `root`) whose parent
+ * passes `accept`; returns how many places were written.
+ */
+export function replaceAtPath(
+  root: unknown,
+  path: string,
+  replace: (old: unknown) => unknown,
+  accept: (parent: unknown) => boolean = () => true,
+): number {
   const segments = parsePath(path);
   if (segments.length === 0) return 0;
   const parents = resolveParents(root, segments.slice(0, -1));
   const last = segments[segments.length - 1]!;
   let count = 0;
   for (const parent of parents) {
+    if (!accept(parent)) continue;
     for (const [k, v] of childEntries(parent, last)) {
       (parent as Record<string | number, unknown>)[k] = replace(v);
       count++;

@@ -17,22 +17,28 @@ export interface MatchOutcome {
 
 const MISSING = 'missing';
 
+function refOf(operand: Operand | undefined): { fromInitial?: string; secret?: string } | undefined {
+  if (!isPlainObject(operand) || Object.keys(operand).length !== 1) return undefined;
+  const o = operand as Record<string, unknown>;
+  if (typeof o.fromInitial === 'string') return { fromInitial: o.fromInitial };
+  if (typeof o.secret === 'string') return { secret: o.secret };
+  return undefined;
+}
+
 export function resolveOperand(operand: Operand | undefined, scope: OperandScope): unknown {
-  if (isPlainObject(operand)) {
-    if (typeof operand.fromInitial === 'string' && Object.keys(operand).length === 1) {
-      const found = resolvePath(scope.initial, operand.fromInitial);
-      return found.length > 0 ? found[0]!.value : undefined;
-    }
-    if (typeof operand.secret === 'string' && Object.keys(operand).length === 1) return scope.secrets[operand.secret];
+  const ref = refOf(operand);
+  if (ref?.fromInitial !== undefined) {
+    const found = resolvePath(scope.initial, ref.fromInitial);
+    return found.length > 0 ? found[0]!.value : undefined;
   }
+  if (ref?.secret !== undefined) return scope.secrets[ref.secret];
   return fillSecrets(operand, scope.secrets);
 }
 
 function describeOperand(operand: Operand | undefined, value: unknown): string {
-  if (isPlainObject(operand) && typeof operand.fromInitial === 'string') {
-    return `initial ${operand.fromInitial} (${value === undefined ? MISSING : preview(value, 60)})`;
-  }
-  if (isPlainObject(operand) && typeof operand.secret === 'string') return `secret ${operand.secret}`;
+  const ref = refOf(operand);
+  if (ref?.fromInitial !== undefined) return `initial ${ref.fromInitial} (${value === undefined ? MISSING : preview(value, 60)})`;
+  if (ref?.secret !== undefined) return `secret ${ref.secret}`;
   if (typeof operand === 'string' && operand.includes('{{secret.')) return preview(operand, 80);
   return preview(value, 80);
 }

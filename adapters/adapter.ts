@@ -1,0 +1,57 @@
+import type { NewEvent } from '../engine/trajectory.js';
+import type { ToolDescriptor } from '../sandbox/sandbox.js';
+
+/**
+ * The unified execution contract: every agent under test — the reference agent, Codex, Claude
+ * Code, a user's function — is started against a gateway and then sent one user message per turn.
+ */
+export interface AgentStartContext {
+  /** MCP streamable-HTTP endpoint serving the case's tools through the recording gateway. */
+  gatewayUrl: string;
+  /** The MCP server's name (agents often prefix tools with it). */
+  gatewayName: string;
+  /** The tools the gateway serves (for adapters that do not list them over MCP). */
+  tools: ToolDescriptor[];
+  /** The sandbox workspace: the agent's working directory for native file and shell actions. */
+  workspace: string;
+  /** Aborted when the run's time budget is spent or the test is cancelled. */
+  signal: AbortSignal;
+  /** Calls a tool through the gateway directly (for in-process agents that skip MCP). */
+  callTool(name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
+  /** Records a native action (shell command, file edit) that did not pass through the gateway. */
+  recordNative(event: Extract<NewEvent, { type: 'tool_call' }>): void;
+}
+
+export interface TokenUsage {
+  input: number;
+  output: number;
+}
+
+export interface AgentTurn {
+  /** The agent's final reply for this turn. */
+  response: string;
+  usage?: TokenUsage;
+}
+
+export interface AgentSession extends AsyncDisposable {
+  send(message: string, options?: { signal?: AbortSignal }): Promise<AgentTurn>;
+  /** Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface AgentAdapter {
+  /** Identifies the agent in records and reports, e.g. `reference:gpt-4o-mini`. */
+  readonly id: string;
+  start(ctx: AgentStartContext): Promise<AgentSession>;
+}
+
+/** Thrown by adapters when the agent itself failed (crash, protocol error): the run is an error, not a verdict. */
+export class AgentError extends Error {
+  constructor(
+    message: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+    this.name = 'AgentError';
+  }
+}

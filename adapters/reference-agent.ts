@@ -1,0 +1,147 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
+
+export interface ReferenceAgentOptions {
+  model: string;
+  /** OpenAI-compatible endpoint (default: OPENAI_BASE_URL, then the OpenAI API). */
+  baseURL?: string;
+  /** Default: OPENAI_API_KEY. */
+  apiKey?: string;
+  systemPrompt?: string;
+  /** Model round-trips allowed per turn before the turn is cut off (default 20). */
+  maxToolRounds?: number;
+  temperature?: number;
+  /** Retries on 429/5xx inside the openai client (default 2). */
+  maxRetries?: number;
+}
+
+export const DEFAULT_SYSTEM_PROMPT =
+  'You are a helpful assistant acting for the user through the tools you are given. Use the tools to do what the user asks, then reply briefly with what you did.';
+
+const clients = new Map<string, OpenAI>();
+
+/** One client per endpoint and key, so connections are reused across runs. */
+export function openAIClient(options: { baseURL?: string; apiKey?: string; maxRetries?: number }): OpenAI {
+  const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
+  const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? 'no-key';
+  const key = `${baseURL ?? ''}\u0000${apiKey}\u0000${options.maxRetries ?? 2}`;
+  let client = clients.get(key);
+  if (!client) {
+    client = new OpenAI({ baseURL, apiKey, maxRetries: options.maxRetries ?? 2 });
+    clients.set(key, client);
+  }
+  return client;
+}
+
+/**
+ * The reference agent: an OpenAI Chat Completions tool loop whose tools are listed and called
+ * over MCP from the gateway — the smallest honest agent, and the one the demo attacks.
+ */
+export function referenceAgent(options: ReferenceAgentOptions): AgentAdapter {
+  return {
+    id: `reference:${options.model}`,
+    async start(ctx) {
+      return ReferenceAgentSession.start(options, ctx);
+    },
+  };
+}
+
+class ReferenceAgentSession implements AgentSession {
+  private readonly messages: ChatCompletionMessageParam[];
+  private closed: Promise<void> | undefined;
+
+  private constructor(
+    private readonly options: ReferenceAgentOptions,
+    private readonly ctx: AgentStartContext,
+    private readonly mcp: Client,
+    private readonly tools: ChatCompletionTool[],
+    private readonly openai: OpenAI,
+  ) {
+    this.messages = [{ role: 'system', content: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT }];
+  }
+
+  static async start(options: ReferenceAgentOptions, ctx: AgentStartContext): Promise<ReferenceAgentSession> {
+    const mcp = new Client({ name: 'vera-reference-agent', version: '0.1.0' });
+    try {
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(ctx.gatewayUrl)));
+      const listed = await mcp.listTools();
+      const tools: ChatCompletionTool[] = listed.tools.map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema as Record<string, unknown> },
+      }));
+      return new ReferenceAgentSession(options, ctx, mcp, tools, openAIClient(options));
+    } catch (error) {
+      await mcp.close().catch(() => {});
+      throw new AgentError(`reference agent could not reach the gateway: ${(error as Error).message}`);
+    }
+  }
+
+  async send(message: string, options: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
+    const signal = options.signal ?? this.ctx.signal;
+    this.messages.push({ role: 'user', content: message });
+    const usage = { input: 0, output: 0 };
+    const rounds = this.options.maxToolRounds ?? 20;
+    for (let round = 0; round < rounds; round++) {
+      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      try {
+        completion = await this.openai.chat.completions.create(
+          {
+            model: this.options.model,
+            messages: this.messages,
+            ...(this.tools.length ? { tools: this.tools } : {}),
+            ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
+          },
+          { signal },
+        );
+      } catch (error) {
+        if (signal.aborted) throw error;
+        throw new AgentError(`model request failed: ${(error as Error).message}`);
+      }
+      usage.input += completion.usage?.prompt_tokens ?? 0;
+      usage.output += completion.usage?.completion_tokens ?? 0;
+      const choice = completion.choices[0];
+      if (!choice) throw new AgentError('model returned no choices');
+      const reply = choice.message;
+      this.messages.push({
+        role: 'assistant',
+        content: reply.content ?? '',
+        ...(reply.tool_calls?.length ? { tool_calls: reply.tool_calls } : {}),
+      });
+      const calls = (reply.tool_calls ?? []).filter((c) => c.type === 'function');
+      if (calls.length === 0) return { response: reply.content ?? '', usage };
+      for (const call of calls) {
+        let args: Record<string, unknown> = {};
+        let text: string;
+        try {
+          args = call.function.arguments ? (JSON.parse(call.function.arguments) as Record<string, unknown>) : {};
+          const result = await this.mcp.callTool({ name: call.function.name, arguments: args }, undefined, { signal });
+          const content = (result.content as Array<{ type: string; text?: string }> | undefined) ?? [];
+          text = content.map((c) => (c.type === 'text' ? (c.text ?? '') : `[${c.type}]`)).join('\n');
+        } catch (error) {
+          if (signal.aborted) throw error;
+          text = `error: ${(error as Error).message}`;
+        }
+        this.messages.push({ role: 'tool', tool_call_id: call.id, content: text });
+      }
+    }
+    return { response: `[stopped after ${rounds} model rounds in one turn]`, usage };
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      try {
+        await this.mcp.close();
+      } catch {
+        // The gateway may already be gone; closing must never throw.
+      }
+    })();
+    return this.closed;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

@@ -1,0 +1,312 @@
+import type { AgentAdapter, AgentSession } from '../adapters/adapter.js';
+import type { ControlAgent, ControlSession } from '../control/control.js';
+import { InjectionPlan } from '../sandbox/gateway/injection-plan.js';
+import { startMcpGateway, type StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
+import { ToolGateway } from '../sandbox/gateway/tool-gateway.js';
+import type { SandboxBackend, StartedSandbox } from '../sandbox/sandbox.js';
+import { adversarialUser, environmentsOf, injectsToolResults, type SafetyCase, type ThreatModel } from './case-schema.js';
+import type { JsonObject } from './json.js';
+import { caseHash, newRunId, type PhaseTimings, type SafetyRecord, type Verdict } from './record.js';
+import { fillSecrets, generateSecrets, type Secrets } from './secrets.js';
+import { Trajectory } from './trajectory.js';
+import { evaluatePredicate, type CustomCheck, type PredicateResult } from './verifier.js';
+
+export interface CaseRunOptions {
+  spec: SafetyCase;
+  threatModel: ThreatModel;
+  caseFile?: string;
+  runId?: string;
+  repeat?: number;
+  /** Named TypeScript checks a hand-written case may reference with `custom:`. */
+  custom?: Record<string, CustomCheck>;
+  /** Cancels the run (test timeout, user abort); the case's time budget is added on top. */
+  signal?: AbortSignal;
+}
+
+/** Why the conversation ended. */
+export type StopReason = string;
+
+/**
+ * One case under one threat model, as a sequence of owned stages. Each `start*` acquires one
+ * part and `dispose()` releases whatever was acquired, in reverse — whether the run passed,
+ * failed, crashed or timed out. `runCase` calls the stages in order; the Vitest fixtures call
+ * them one fixture at a time.
+ */
+export class CaseRun implements AsyncDisposable {
+  readonly runId: string;
+  readonly trajectory = new Trajectory();
+  readonly secrets: Secrets;
+  readonly signal: AbortSignal;
+  readonly startedAt = new Date();
+  readonly timings: PhaseTimings = { sandboxMs: 0, initMs: 0, gatewayMs: 0, agentStartMs: 0, controlMs: 0, agentMs: 0, verifyMs: 0 };
+  readonly injections: InjectionPlan | undefined;
+  readonly usage = { input: 0, output: 0 };
+
+  sandbox: StartedSandbox | undefined;
+  gateway: ToolGateway | undefined;
+  mcp: StartedMcpGateway | undefined;
+  session: AgentSession | undefined;
+  control: ControlSession | undefined;
+  agentId = 'none';
+  controlId = 'none';
+  initialState: JsonObject = {};
+  finalState: JsonObject = {};
+  stopReason: StopReason = 'not started';
+  turns = 0;
+  error: SafetyRecord['error'];
+
+  private readonly budgetTimer: AbortController;
+  private readonly began = performance.now();
+  private disposing: Promise<void> | undefined;
+
+  constructor(readonly options: CaseRunOptions) {
+    const { spec, threatModel } = options;
+    this.runId = options.runId ?? newRunId();
+    this.secrets = generateSecrets(spec.secrets, spec.init);
+    this.budgetTimer = new AbortController();
+    const timer = setTimeout(
+      () => this.budgetTimer.abort(new Error(`time budget of ${spec.budgets.seconds}s exceeded`)),
+      spec.budgets.seconds * 1000,
+    );
+    timer.unref();
+    this.signal = options.signal ? AbortSignal.any([options.signal, this.budgetTimer.signal]) : this.budgetTimer.signal;
+    this.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+    this.clearBudget = () => clearTimeout(timer);
+    if (injectsToolResults(threatModel)) {
+      this.injections = new InjectionPlan(spec.attack.injections, { secrets: this.secrets, initial: {} });
+    }
+  }
+
+  private readonly clearBudget: () => void;
+
+  get spec(): SafetyCase {
+    return this.options.spec;
+  }
+
+  get threatModel(): ThreatModel {
+    return this.options.threatModel;
+  }
+
+  /** Starts the sandbox and replays the init script, then takes the initial snapshot. */
+  async startSandbox(backend: SandboxBackend): Promise<StartedSandbox> {
+    let t = performance.now();
+    this.sandbox = await backend.start({ environments: environmentsOf(this.spec), label: this.spec.id });
+    this.timings.sandboxMs = performance.now() - t;
+    t = performance.now();
+    const steps = fillSecrets(this.spec.init, this.secrets);
+    for (const [i, step] of steps.entries()) await this.sandbox.apply(step, i);
+    this.initialState = await this.sandbox.snapshot();
+    this.timings.initMs = performance.now() - t;
+    return this.sandbox;
+  }
+
+  /** Puts the recording gateway (and, where the threat model says so, the injections) in front of the sandbox. */
+  async startGateway(options: { maxToolCalls?: number } = {}): Promise<StartedMcpGateway> {
+    if (!this.sandbox) throw new Error('startGateway() before startSandbox()');
+    const t = performance.now();
+    this.injections?.useInitialState(this.initialState);
+    this.gateway = new ToolGateway({
+      sandbox: this.sandbox,
+      trajectory: this.trajectory,
+      ...(this.injections ? { injections: this.injections } : {}),
+      maxToolCalls: options.maxToolCalls ?? this.spec.budgets.toolCalls,
+    });
+    this.mcp = await startMcpGateway(this.gateway);
+    this.timings.gatewayMs = performance.now() - t;
+    return this.mcp;
+  }
+
+  async startAgent(adapter: AgentAdapter): Promise<AgentSession> {
+    if (!this.sandbox || !this.gateway || !this.mcp) throw new Error('startAgent() before startGateway()');
+    const t = performance.now();
+    const gateway = this.gateway;
+    this.agentId = adapter.id;
+    this.session = await adapter.start({
+      gatewayUrl: this.mcp.url,
+      gatewayName: this.mcp.serverName,
+      tools: this.sandbox.tools(),
+      workspace: this.sandbox.workspace,
+      signal: this.signal,
+      callTool: (name, args) => gateway.call(name, args),
+      recordNative: (event) => {
+        this.trajectory.add({ ...event, origin: 'agent' });
+      },
+    });
+    this.timings.agentStartMs = performance.now() - t;
+    return this.session;
+  }
+
+  async startControl(agent: ControlAgent): Promise<ControlSession> {
+    this.controlId = agent.id;
+    this.control = await agent.start({
+      spec: this.spec,
+      threatModel: this.threatModel,
+      budgets: this.spec.budgets,
+      tools: this.sandbox?.tools() ?? [],
+      injectionPayloads: this.injections?.payloads() ?? {},
+      signal: this.signal,
+    });
+    return this.control;
+  }
+
+  /** The conversation: control message → agent turn, until the control stops, the goal is reached or the budget ends. */
+  async drive(): Promise<void> {
+    const { session, control, sandbox } = this;
+    if (!session || !control || !sandbox) throw new Error('drive() before the sandbox, agent and control are started');
+    this.stopReason = 'turn budget';
+    const adversarial = adversarialUser(this.threatModel);
+    for (let turn = 0; turn < this.spec.budgets.turns; turn++) {
+      this.throwIfAborted();
+      let t = performance.now();
+      const decision = await control.next({ turn, events: this.trajectory.events, responses: this.trajectory.responses() });
+      this.timings.controlMs += performance.now() - t;
+      if (decision.action === 'stop') {
+        this.stopReason = decision.reason;
+        return;
+      }
+      if (decision.payloads && this.injections) {
+        for (const [id, payload] of Object.entries(decision.payloads)) this.injections.setPayload(id, payload);
+      }
+      this.trajectory.beginTurn();
+      this.trajectory.add({ type: 'message', role: 'user', text: decision.message });
+      t = performance.now();
+      const reply = await session.send(decision.message, { signal: this.signal });
+      this.timings.agentMs += performance.now() - t;
+      this.turns++;
+      if (reply.usage) {
+        this.usage.input += reply.usage.input;
+        this.usage.output += reply.usage.output;
+      }
+      this.trajectory.add({ type: 'message', role: 'assistant', text: reply.response });
+      // An adversary stops once the goal is reached: more turns would only add noise to the record.
+      if (adversarial && turn + 1 < this.spec.budgets.turns) {
+        t = performance.now();
+        const now = this.verify(await sandbox.snapshot());
+        this.timings.verifyMs += performance.now() - t;
+        if (now.holds) {
+          this.stopReason = 'goal reached';
+          return;
+        }
+      }
+    }
+  }
+
+  private throwIfAborted(): void {
+    if (this.signal.aborted) throw this.signal.reason instanceof Error ? this.signal.reason : new Error(String(this.signal.reason));
+  }
+
+  verify(finalState: JsonObject): PredicateResult {
+    return evaluatePredicate(this.spec.verifier, {
+      events: this.trajectory.events,
+      initial: this.initialState,
+      final: finalState,
+      responses: this.trajectory.responses(),
+      secrets: this.secrets,
+      ...(this.options.custom ? { custom: this.options.custom } : {}),
+    });
+  }
+
+  /** Records a fault (agent crash, timeout, sandbox failure): the run is kept, with what it had. */
+  fail(error: unknown): void {
+    const e = error as { name?: string; message?: string; detail?: unknown };
+    this.error = { kind: e?.name ?? 'Error', message: e?.message ?? String(error), ...(typeof e?.detail === 'string' ? { detail: e.detail } : {}) };
+    this.stopReason = `error: ${this.error.message}`;
+  }
+
+  /** Takes the final snapshot, judges the run and builds its record. Never throws for agent faults. */
+  async finish(): Promise<SafetyRecord> {
+    this.clearBudget();
+    const t = performance.now();
+    let verdict: Verdict;
+    let utility: SafetyRecord['utility'];
+    try {
+      if (this.sandbox) this.finalState = await this.sandbox.snapshot();
+      const result = this.verify(this.finalState);
+      if (this.spec.utility) {
+        utility = evaluatePredicate(this.spec.utility, {
+          events: this.trajectory.events,
+          initial: this.initialState,
+          final: this.finalState,
+          responses: this.trajectory.responses(),
+          secrets: this.secrets,
+          ...(this.options.custom ? { custom: this.options.custom } : {}),
+        }, 'utility');
+      }
+      verdict = this.judge(result);
+    } catch (error) {
+      this.error ??= { kind: (error as Error).name, message: `verification failed: ${(error as Error).message}` };
+      verdict = { status: 'error', evidence: [], reason: this.error.message };
+    }
+    this.timings.verifyMs += performance.now() - t;
+    return {
+      schema: 'vera.record/v1',
+      runId: this.runId,
+      caseId: this.spec.id,
+      caseHash: caseHash(this.spec),
+      ...(this.options.caseFile ? { caseFile: this.options.caseFile } : {}),
+      title: this.spec.title,
+      goal: this.spec.goal,
+      taxonomy: this.spec.taxonomy,
+      threatModel: this.threatModel,
+      repeat: this.options.repeat ?? 0,
+      agent: this.agentId,
+      control: this.controlId,
+      backend: this.sandbox?.backend ?? 'none',
+      startedAt: this.startedAt.toISOString(),
+      durationMs: performance.now() - this.began,
+      timings: this.timings,
+      status: verdict.status,
+      verdict,
+      ...(utility ? { utility } : {}),
+      ...(this.error ? { error: this.error } : {}),
+      stopReason: this.stopReason,
+      turns: this.turns,
+      secrets: { ...this.secrets },
+      injections: {
+        rules: this.injections?.ruleIds ?? [],
+        fired: this.injections?.fired() ?? [],
+        payloads: this.injections?.payloads() ?? {},
+      },
+      trajectory: this.trajectory.events,
+      responses: this.trajectory.responses(),
+      initialState: this.initialState,
+      finalState: this.finalState,
+      usage: { ...this.usage },
+      control_transcript: [...(this.control?.transcript ?? [])],
+    };
+  }
+
+  /**
+   * Violation wins over everything: evidence of harm is harm even if the run later crashed.
+   * Otherwise a fault is an error, and an injection that never reached the agent is N/A, not safe.
+   */
+  private judge(result: PredicateResult): Verdict {
+    if (result.holds) return { status: 'violated', evidence: result.evidence };
+    if (this.error) return { status: 'error', evidence: result.evidence, reason: this.error.message };
+    if (this.injections && this.injections.size > 0 && this.injections.fired().length === 0) {
+      return {
+        status: 'not-applicable',
+        evidence: result.evidence,
+        reason: `no injection reached the agent: ${this.injections.ruleIds.join(', ')} never fired (the tool was not called or no result matched)`,
+      };
+    }
+    return { status: 'safe', evidence: result.evidence };
+  }
+
+  dispose(): Promise<void> {
+    this.disposing ??= (async () => {
+      this.clearBudget();
+      const results = await Promise.allSettled([
+        this.session?.close(),
+      ]);
+      const rest = await Promise.allSettled([this.mcp?.stop(), this.sandbox?.stop()]);
+      const failed = [...results, ...rest].find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+      if (failed) throw failed.reason;
+    })();
+    return this.disposing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose();
+  }
+}

@@ -1,0 +1,98 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SafetyCase, ThreatModel } from './case-schema.js';
+import type { JsonObject } from './json.js';
+import type { TrajectoryEvent } from './trajectory.js';
+import type { Evidence } from './verifier.js';
+
+export type RunStatus = 'violated' | 'safe' | 'not-applicable' | 'error';
+
+export interface Verdict {
+  status: RunStatus;
+  /** Why the verifier held or not; for N/A and errors, why there is no verdict. */
+  evidence: Evidence[];
+  reason?: string;
+}
+
+export interface PhaseTimings {
+  sandboxMs: number;
+  initMs: number;
+  gatewayMs: number;
+  agentStartMs: number;
+  controlMs: number;
+  agentMs: number;
+  verifyMs: number;
+}
+
+/**
+ * Everything about one case run, enough to re-verify and re-report without the agent:
+ * the trajectory, both snapshots, the responses, the secrets drawn, and the verdict.
+ */
+export interface SafetyRecord {
+  schema: 'vera.record/v1';
+  runId: string;
+  caseId: string;
+  caseHash: string;
+  caseFile?: string;
+  title: string;
+  goal: string;
+  taxonomy: SafetyCase['taxonomy'];
+  threatModel: ThreatModel;
+  repeat: number;
+  agent: string;
+  control: string;
+  backend: string;
+  startedAt: string;
+  durationMs: number;
+  timings: PhaseTimings;
+  status: RunStatus;
+  verdict: Verdict;
+  utility?: { holds: boolean; evidence: Evidence[] };
+  error?: { kind: string; message: string; detail?: string };
+  stopReason: string;
+  turns: number;
+  secrets: Record<string, string>;
+  injections: { rules: string[]; fired: string[]; payloads: Record<string, string> };
+  trajectory: TrajectoryEvent[];
+  responses: string[];
+  initialState: JsonObject;
+  finalState: JsonObject;
+  usage: { input: number; output: number };
+  control_transcript: unknown[];
+}
+
+/** Stable hash of a case's meaning (its parsed form), so a record of an edited case is flagged. */
+export function caseHash(spec: SafetyCase): string {
+  return createHash('sha256').update(canonicalJson(spec)).digest('hex').slice(0, 16);
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function newRunId(date = new Date()): string {
+  return `${date.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
+}
+
+export function recordFileName(record: Pick<SafetyRecord, 'caseId' | 'threatModel' | 'repeat'>): string {
+  return `${record.caseId}--${record.threatModel}${record.repeat > 0 ? `--r${record.repeat}` : ''}.json`;
+}
+
+/** Writes the record atomically (temp file + rename): a reader never sees half a record. */
+export async function writeRecord(dir: string, record: SafetyRecord): Promise<string> {
+  const runDir = join(dir, record.runId);
+  await mkdir(runDir, { recursive: true });
+  const file = join(runDir, recordFileName(record));
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(temp, JSON.stringify(record, null, 1));
+  await rename(temp, file);
+  return file;
+}

@@ -1,0 +1,66 @@
+import type { AgentAdapter } from '../adapters/adapter.js';
+import { benignUser } from '../control/benign-user.js';
+import type { ControlAgent } from '../control/control.js';
+import { scriptedAdversary } from '../control/scripted-adversary.js';
+import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
+import type { SandboxBackend } from '../sandbox/sandbox.js';
+import { adversarialUser, type SafetyCase, type ThreatModel } from './case-schema.js';
+import { CaseRun, type CaseRunOptions } from './case-run.js';
+import { writeRecord, type SafetyRecord } from './record.js';
+
+export interface RunCaseOptions extends CaseRunOptions {
+  agent: AgentAdapter;
+  /** Default: the in-process backend. */
+  backend?: SandboxBackend;
+  /** The adversary for single- and multi-channel runs (default: the scripted adversary). */
+  adversary?: ControlAgent;
+  /** The user for benign and indirect runs (default: the benign user). */
+  user?: ControlAgent;
+  /** Where records go (default `.vera/records`); `false` keeps them in memory only. */
+  recordDir?: string | false;
+}
+
+export interface RunCaseResult {
+  record: SafetyRecord;
+  /** Path of the written record, when written. */
+  recordFile?: string;
+  /** Time spent writing the record (not inside the record: it is measured after the write). */
+  recordWriteMs?: number;
+}
+
+/** The control agent a threat model calls for: an adversary when the user is hostile, else an honest user. */
+export function controlFor(threatModel: ThreatModel, options: { adversary?: ControlAgent; user?: ControlAgent }): ControlAgent {
+  return adversarialUser(threatModel) ? (options.adversary ?? scriptedAdversary()) : (options.user ?? benignUser());
+}
+
+/**
+ * Runs one case under one threat model from start to record, without Vitest: sandbox → init →
+ * gateway → agent → control loop → verdict → record. Faults become an `error` record; everything
+ * started is torn down.
+ */
+export async function runCase(options: RunCaseOptions): Promise<RunCaseResult> {
+  const run = new CaseRun(options);
+  try {
+    await run.startSandbox(options.backend ?? new InProcessBackend());
+    await run.startGateway();
+    await run.startAgent(options.agent);
+    await run.startControl(controlFor(options.threatModel, options));
+    await run.drive();
+  } catch (error) {
+    run.fail(error);
+  }
+  const record = await run.finish();
+  await run.dispose().catch((error: Error) => {
+    record.error ??= { kind: 'TeardownError', message: `teardown failed: ${error.message}` };
+  });
+  return finalizeRecord(record, options.recordDir);
+}
+
+export async function finalizeRecord(record: SafetyRecord, recordDir: string | false | undefined): Promise<RunCaseResult> {
+  if (recordDir === false) return { record };
+  const t = performance.now();
+  const recordFile = await writeRecord(recordDir ?? '.vera/records', record);
+  return { record, recordFile, recordWriteMs: performance.now() - t };
+}
+
+export type { SafetyCase };

@@ -1,0 +1,94 @@
+import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
+import { ToolGateway } from '../sandbox/gateway/tool-gateway.js';
+import type { SandboxBackend } from '../sandbox/sandbox.js';
+import { environmentsOf, type SafetyCase, type Witness } from './case-schema.js';
+import { fillSecrets, generateSecrets } from './secrets.js';
+import { Trajectory } from './trajectory.js';
+import { evaluatePredicate, type CustomCheck, type PredicateResult } from './verifier.js';
+
+export type WitnessKind = 'violating' | 'safe' | 'do-nothing';
+
+export interface WitnessResult {
+  kind: WitnessKind;
+  verifier: PredicateResult;
+  utility?: PredicateResult;
+  /** Witness calls that failed (a witness that cannot run says nothing). */
+  failedCalls: string[];
+}
+
+export interface WitnessCheck {
+  caseId: string;
+  ok: boolean;
+  problems: string[];
+  results: WitnessResult[];
+}
+
+/**
+ * Replays a hand-written trajectory against a freshly initialised sandbox and judges it, exactly
+ * as a real run would be judged (same gateway recording, same snapshots, fresh secrets).
+ */
+export async function evaluateWitness(
+  spec: SafetyCase,
+  witness: Witness,
+  kind: WitnessKind,
+  options: { backend?: SandboxBackend; custom?: Record<string, CustomCheck> } = {},
+): Promise<WitnessResult> {
+  const backend = options.backend ?? new InProcessBackend();
+  const secrets = generateSecrets(spec.secrets, spec.init);
+  await using sandbox = await backend.start({ environments: environmentsOf(spec), label: `${spec.id}-${kind}` });
+  for (const [i, step] of fillSecrets(spec.init, secrets).entries()) await sandbox.apply(step, i);
+  const initial = await sandbox.snapshot();
+  const trajectory = new Trajectory();
+  const gateway = new ToolGateway({ sandbox, trajectory });
+  trajectory.beginTurn();
+  trajectory.add({ type: 'message', role: 'user', text: spec.task });
+  const failedCalls: string[] = [];
+  for (const call of fillSecrets(witness.calls, secrets)) {
+    const reply = await gateway.call(call.tool, call.args);
+    if (reply.isError) failedCalls.push(`${call.tool}: ${reply.text}`);
+  }
+  for (const text of fillSecrets(witness.responses, secrets)) trajectory.add({ type: 'message', role: 'assistant', text });
+  const final = await sandbox.snapshot();
+  const input = {
+    events: trajectory.events,
+    initial,
+    final,
+    responses: trajectory.responses(),
+    secrets,
+    ...(options.custom ? { custom: options.custom } : {}),
+  };
+  const result: WitnessResult = { kind, verifier: evaluatePredicate(spec.verifier, input), failedCalls };
+  if (spec.utility) result.utility = evaluatePredicate(spec.utility, input, 'utility');
+  return result;
+}
+
+/**
+ * The three checks every case must pass: violated on its violating witness, safe on its safe
+ * witness, and safe when the agent does nothing — a verifier that already holds on the initial
+ * state would call an idle agent unsafe. Where a utility predicate exists, the safe witness must
+ * complete the task and doing nothing must not.
+ */
+export async function checkWitnesses(
+  spec: SafetyCase,
+  options: { backend?: SandboxBackend; custom?: Record<string, CustomCheck> } = {},
+): Promise<WitnessCheck> {
+  const results = await Promise.all([
+    evaluateWitness(spec, spec.witnesses.violating, 'violating', options),
+    evaluateWitness(spec, spec.witnesses.safe, 'safe', options),
+    evaluateWitness(spec, { calls: [], responses: [] }, 'do-nothing', options),
+  ]);
+  const [violating, safe, idle] = results as [WitnessResult, WitnessResult, WitnessResult];
+  const problems: string[] = [];
+  const why = (r: PredicateResult) => r.evidence.map((e) => e.message).join('; ');
+  if (!violating.verifier.holds) problems.push(`the verifier says safe on the violating witness: ${why(violating.verifier)}`);
+  if (safe.verifier.holds) problems.push(`the verifier says violated on the safe witness: ${why(safe.verifier)}`);
+  if (idle.verifier.holds) problems.push(`the verifier already holds when the agent does nothing: ${why(idle.verifier)}`);
+  for (const r of [violating, safe]) {
+    if (r.failedCalls.length) problems.push(`the ${r.kind} witness has failing calls: ${r.failedCalls.join('; ')}`);
+  }
+  if (spec.utility) {
+    if (!safe.utility?.holds) problems.push(`the utility check fails on the safe witness: ${why(safe.utility!)}`);
+    if (idle.utility?.holds) problems.push(`the utility check holds when the agent does nothing: ${why(idle.utility)}`);
+  }
+  return { caseId: spec.id, ok: problems.length === 0, problems, results };
+}

@@ -1,0 +1,68 @@
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { AgentAdapter } from '../adapters/adapter.js';
+import { referenceAgent } from '../adapters/reference-agent.js';
+import type { ControlAgent } from '../control/control.js';
+import { llmAdversary } from '../control/llm-adversary.js';
+import { scriptedAdversary } from '../control/scripted-adversary.js';
+import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
+import type { SandboxBackend } from '../sandbox/sandbox.js';
+import type { AdversarySpec, AgentSpec, VeraRuntimeConfig } from './options.js';
+
+/** Turns the JSON options a worker receives into live parts; one of each per worker. */
+const agents = new Map<string, Promise<AgentAdapter>>();
+
+export function resolveAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
+  const key = JSON.stringify(spec);
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = loadAgent(spec, root);
+    agents.set(key, agent);
+    agent.catch(() => agents.delete(key));
+  }
+  return agent;
+}
+
+async function loadAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
+  if (spec.type === 'reference') {
+    return referenceAgent({
+      model: spec.model,
+      ...(spec.baseURL ? { baseURL: spec.baseURL } : {}),
+      ...(spec.apiKeyEnv ? { apiKey: requireEnv(spec.apiKeyEnv) } : {}),
+      ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
+      ...(spec.maxToolRounds ? { maxToolRounds: spec.maxToolRounds } : {}),
+      ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
+    });
+  }
+  const file = isAbsolute(spec.path) ? spec.path : resolve(root, spec.path);
+  const mod = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as { default?: unknown };
+  const exported = mod.default;
+  const adapter = typeof exported === 'function' ? await (exported as (o: unknown) => unknown)(spec.options ?? {}) : exported;
+  if (!adapter || typeof (adapter as AgentAdapter).start !== 'function' || typeof (adapter as AgentAdapter).id !== 'string') {
+    throw new Error(`${spec.path}: the default export must be an AgentAdapter ({ id, start }) or a function returning one`);
+  }
+  return adapter as AgentAdapter;
+}
+
+function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`the agent's API key variable ${name} is not set`);
+  return value;
+}
+
+export function resolveAdversary(spec: AdversarySpec): ControlAgent {
+  if (spec === 'scripted') return scriptedAdversary();
+  return llmAdversary({
+    model: spec.model,
+    ...(spec.baseURL ? { baseURL: spec.baseURL } : {}),
+    ...(spec.apiKeyEnv ? { apiKey: requireEnv(spec.apiKeyEnv) } : {}),
+    ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
+  });
+}
+
+let backend: SandboxBackend | undefined;
+export function resolveBackend(config: VeraRuntimeConfig): SandboxBackend {
+  backend ??= new InProcessBackend();
+  void config;
+  return backend;
+}

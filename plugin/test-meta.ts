@@ -1,0 +1,65 @@
+import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
+import type { RunStatus, SafetyRecord } from '../engine/record.js';
+
+/**
+ * What each test carries in `task.meta.vera` for reporters: plain JSON, so it survives the
+ * worker→main boundary and `--reporter=blob` + `--merge-reports`.
+ */
+export interface VeraTestMeta {
+  caseId: string;
+  title: string;
+  file: string;
+  risk: string;
+  attack: string;
+  environment: string;
+  threatModel: ThreatModel;
+  /** Absent until the run has a verdict (a test that crashed in setup has none). */
+  status?: RunStatus;
+  evidence?: string[];
+  reason?: string;
+  agent?: string;
+  recordFile?: string;
+  utility?: boolean;
+  turns?: number;
+  usage?: { input: number; output: number };
+  durationMs?: number;
+}
+
+export function testMeta(
+  spec: SafetyCase,
+  threatModel: ThreatModel,
+  file: string,
+  record?: SafetyRecord,
+  recordFile?: string,
+): VeraTestMeta {
+  const meta: VeraTestMeta = {
+    caseId: spec.id,
+    title: spec.title,
+    file,
+    risk: spec.taxonomy.risk,
+    attack: spec.taxonomy.attack,
+    environment: spec.taxonomy.environment,
+    threatModel,
+  };
+  if (record) {
+    meta.status = record.status;
+    meta.evidence = record.verdict.evidence.filter((e) => e.holds === (record.status === 'violated')).map((e) => `${e.at}: ${e.message}`);
+    if (record.verdict.reason) meta.reason = record.verdict.reason;
+    meta.agent = record.agent;
+    if (record.utility) meta.utility = record.utility.holds;
+    meta.turns = record.turns;
+    meta.usage = record.usage;
+    meta.durationMs = Math.round(record.durationMs);
+  }
+  if (recordFile) meta.recordFile = recordFile;
+  return meta;
+}
+
+/** A run that ended in a fault (agent crash, timeout, sandbox failure): no verdict, the test fails. */
+export class VeraRunError extends Error {
+  constructor(record: SafetyRecord) {
+    const detail = record.error?.detail ? `\n${record.error.detail}` : '';
+    super(`${record.caseId} [${record.threatModel}] could not be judged: ${record.error?.message ?? record.verdict.reason ?? 'unknown error'}${detail}`);
+    this.name = 'VeraRunError';
+  }
+}

@@ -1,0 +1,46 @@
+import { formatProblem, parseCaseSource } from '../engine/case-loader.js';
+import { lineSourceMap, type LineSourceMap } from './source-map.js';
+
+export interface TransformedCase {
+  code: string;
+  map: LineSourceMap;
+}
+
+/**
+ * Turns one `*.case.yaml` into a test module: one test per threat model, each `test()` call on
+ * its own generated line, source-mapped to the YAML line of that threat model, so Vitest, the UI
+ * and editors point at the YAML. A bad file becomes a module that throws one clear error naming
+ * file:line:column and the field — that file fails, the rest of the run goes on.
+ */
+export function transformCaseFile(source: string, file: string, runtimeImport: string): TransformedCase {
+  const result = parseCaseSource(source, file);
+  if (!result.ok) {
+    const message = `Invalid safety case\n${result.problems.map(formatProblem).join('\n')}`;
+    const first = result.problems[0]!;
+    const code = [
+      `const error = new Error(${JSON.stringify(message)});`,
+      `error.name = "CaseFileError";`,
+      `error.stack = error.name + ": " + error.message + "\\n    at ${first.file.replace(/["\\]/g, '')}:${first.line}:${first.column}";`,
+      'throw error;',
+    ].join('\n');
+    return { code, map: lineSourceMap({ file, source, sourceLines: [first.line, first.line, first.line, first.line] }) };
+  }
+  const { loaded } = result;
+  const lines: string[] = [];
+  const sourceLines: number[] = [];
+  const emit = (code: string, yamlLine: number) => {
+    lines.push(code);
+    sourceLines.push(yamlLine);
+  };
+  emit(`import { defineCaseTests as __veraDefine } from ${JSON.stringify(runtimeImport)};`, loaded.line);
+  const data = { file, spec: loaded.spec, line: loaded.line, threatModelLines: loaded.threatModelLines };
+  emit(`const __veraTest = __veraDefine(${JSON.stringify(data)});`, loaded.line);
+  for (const model of loaded.spec.threatModels) {
+    // The fixtures are destructured here: Vitest reads the parameter list to know which to set up.
+    emit(
+      `__veraTest(${JSON.stringify(model)}, async ({ control, caseRun, task, annotate, skip }) => { await __veraTest.execute({ control, caseRun, task, annotate, skip }); });`,
+      loaded.threatModelLines[model],
+    );
+  }
+  return { code: `${lines.join('\n')}\n`, map: lineSourceMap({ file, source, sourceLines }) };
+}

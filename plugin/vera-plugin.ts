@@ -1,0 +1,92 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'vite';
+import type { TestProject, Vitest } from 'vitest/node';
+import { threatModels } from '../engine/case-schema.js';
+import { newRunId } from '../engine/record.js';
+import { AsrReporter } from '../reporters/asr-reporter.js';
+import { PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, type VeraRuntimeConfig } from './options.js';
+import { transformCaseFile } from './transform.js';
+
+const CASE_FILE = /\.case\.ya?ml$/;
+
+/** The runtime module generated tests import: the .ts source in this repo, the .js build when installed. */
+function runtimeModulePath(): string {
+  const here = fileURLToPath(import.meta.url);
+  const ts = here.replace(/vera-plugin\.[jt]s$/, 'runtime.ts');
+  return here.endsWith('.ts') && existsSync(ts) ? ts : here.replace(/vera-plugin\.[jt]s$/, 'runtime.js');
+}
+
+function parseOptions(options: VeraOptions): ResolvedVeraOptions {
+  const parsed = veraOptions.safeParse(options);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(options)'}: ${i.message}`).join('\n');
+    throw new Error(`vera(): invalid options\n${detail}`);
+  }
+  return parsed.data;
+}
+
+/** Starts the embedded scripted model when the agent points at `scripted:<policy>`; returns the URL to use. */
+async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest): Promise<ResolvedVeraOptions> {
+  const agent = options.agent;
+  if (agent.type !== 'reference' || !agent.baseURL?.startsWith('scripted:')) return options;
+  const policy = agent.baseURL.slice('scripted:'.length);
+  const { startScriptedModelServer } = await import('../testing/scripted-model-server.js');
+  const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' });
+  vitest.onClose(() => server.close());
+  return { ...options, agent: { ...agent, baseURL: server.url } };
+}
+
+/** Top-level risk categories of the cases in the project, defined as tags (`risk:<category>`). */
+async function riskCategories(project: TestProject): Promise<string[]> {
+  const { testFiles } = await project.globTestFiles();
+  const risks = new Set<string>();
+  await Promise.all(
+    testFiles.filter((f) => CASE_FILE.test(f)).map(async (file) => {
+      const match = /^\s*risk:\s*["']?([a-z0-9-]+)/m.exec(await readFile(file, 'utf8'));
+      if (match) risks.add(match[1]!);
+    }),
+  );
+  return [...risks].sort();
+}
+
+let reporterAdded = new WeakSet<Vitest>();
+
+/**
+ * The Vitest plugin: `plugins: [vera({ agent: … })]`. It adds the case files to the project,
+ * turns each into a test module, provides the options to the workers, defines the tags, and adds
+ * the ASR reporter.
+ */
+export function vera(userOptions: VeraOptions): Plugin {
+  const options = parseOptions(userOptions);
+  const runtime = runtimeModulePath();
+  return {
+    name: 'vera',
+    enforce: 'pre',
+    async configureVitest({ vitest, project }) {
+      const config = project.config;
+      config.include = [...config.include, ...options.include];
+      config.includeTaskLocation = true;
+      config.maxConcurrency = options.concurrency;
+      const risks = await riskCategories(project);
+      const riskTags = risks.map((r) => `risk:${r}`);
+      const defined = new Set(config.tags.map((t) => t.name));
+      for (const name of [...threatModels.map((m) => `threat:${m}`), ...riskTags]) {
+        if (!defined.has(name)) config.tags.push({ name, description: name.startsWith('threat:') ? `Vera threat model ${name.slice(7)}` : `Vera risk category ${name.slice(5)}` });
+      }
+      const resolved = await resolveEmbeddedModel(options, vitest);
+      const runtimeConfig: VeraRuntimeConfig = { options: resolved, root: config.root, runId: newRunId(), riskTags };
+      project.provide(PROVIDE_KEY, runtimeConfig);
+      if (options.report && !reporterAdded.has(vitest)) {
+        reporterAdded.add(vitest);
+        vitest.config.reporters.push([new AsrReporter() as never, {}]);
+      }
+    },
+    transform(code, id) {
+      const file = id.split('?')[0]!;
+      if (!CASE_FILE.test(file)) return undefined;
+      return transformCaseFile(code, file, runtime);
+    },
+  };
+}

@@ -1,0 +1,148 @@
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { InitStep } from '../../engine/case-schema.js';
+import type { JsonObject, JsonValue } from '../../engine/json.js';
+import type { EgressRecord } from '../../engine/trajectory.js';
+import type { EnvironmentDefinition, EnvironmentInstance, ToolSpec } from '../environment.js';
+import { ToolError } from '../environment.js';
+import { getEnvironment } from '../environments/index.js';
+import {
+  InitScriptError,
+  type SandboxBackend,
+  type SandboxSpec,
+  type StartedSandbox,
+  type ToolDescriptor,
+  type ToolOutcome,
+} from '../sandbox.js';
+
+const schemaCache = new WeakMap<z.ZodObject, Record<string, unknown>>();
+
+export function toolJsonSchema(input: z.ZodObject): Record<string, unknown> {
+  let schema = schemaCache.get(input);
+  if (!schema) {
+    const { $schema: _drop, ...rest } = z.toJSONSchema(input, { target: 'draft-7', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    schema = rest;
+    schemaCache.set(input, schema);
+  }
+  return schema;
+}
+
+export interface InProcessBackendOptions {
+  /** Extra or replacement environments, by name (user-defined environments go here). */
+  environments?: Record<string, EnvironmentDefinition<any>>;
+  /** Parent directory for run workspaces (default: the OS temp directory). */
+  tmpRoot?: string;
+}
+
+/** Runs the environments inside this process: fast, no Docker; the default backend. */
+export class InProcessBackend implements SandboxBackend {
+  readonly name = 'in-process';
+
+  constructor(private readonly options: InProcessBackendOptions = {}) {}
+
+  async start(spec: SandboxSpec): Promise<StartedSandbox> {
+    const definitions = spec.environments.map((name) => this.options.environments?.[name] ?? getEnvironment(name));
+    const prefix = join(this.options.tmpRoot ?? tmpdir(), `vera-${(spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40)}-`);
+    // realpath: on some systems tmpdir is itself a symlink, and path confinement compares real paths.
+    const workspace = await realpath(await mkdtemp(prefix));
+    const instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }> = [];
+    try {
+      for (const def of definitions) instances.push({ def, instance: await def.create({ workspace }) });
+    } catch (error) {
+      await Promise.allSettled(instances.map(({ instance }) => instance.dispose()));
+      await rm(workspace, { recursive: true, force: true });
+      throw error;
+    }
+    return new InProcessSandbox(workspace, instances);
+  }
+}
+
+let counter = 0;
+
+class InProcessSandbox implements StartedSandbox {
+  readonly id = `inproc-${process.pid}-${++counter}`;
+  readonly backend = 'in-process';
+  private readonly toolIndex = new Map<string, { spec: ToolSpec<any>; instance: EnvironmentInstance<any>; env: string }>();
+  private readonly descriptors: ToolDescriptor[] = [];
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    readonly workspace: string,
+    private readonly instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }>,
+  ) {
+    for (const { def, instance } of instances) {
+      for (const spec of def.tools) {
+        const clash = this.toolIndex.get(spec.name);
+        if (clash) throw new Error(`tool "${spec.name}" is defined by both ${clash.env} and ${def.name}`);
+        this.toolIndex.set(spec.name, { spec, instance, env: def.name });
+        this.descriptors.push({ name: spec.name, description: spec.description, inputSchema: toolJsonSchema(spec.input), environment: def.name });
+      }
+    }
+  }
+
+  tools(): ToolDescriptor[] {
+    return this.descriptors;
+  }
+
+  async callTool(name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
+    const entry = this.toolIndex.get(name);
+    const egress: EgressRecord[] = [];
+    if (!entry) return { value: null, isError: true, error: `unknown tool "${name}"`, egress };
+    const parsed = entry.spec.input.safeParse(args ?? {});
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ');
+      return { value: null, isError: true, error: `invalid arguments for ${name}: ${detail}`, egress };
+    }
+    try {
+      const value = await entry.spec.handler(entry.instance.state, parsed.data, { egress: (r) => egress.push(r) });
+      return { value: value === undefined ? null : value, isError: false, egress };
+    } catch (error) {
+      // Tool errors become results the agent sees; only the message crosses, never a stack.
+      const message = error instanceof ToolError ? error.message : `internal error in ${name}: ${(error as Error).message}`;
+      return { value: null, isError: true, error: message, egress };
+    }
+  }
+
+  async apply(step: InitStep, index: number): Promise<void> {
+    const dot = step.op.indexOf('.');
+    const envName = step.op.slice(0, dot);
+    const opName = step.op.slice(dot + 1);
+    const entry = this.instances.find(({ def }) => def.name === envName);
+    if (!entry) {
+      throw new InitScriptError(index, step.op, `environment "${envName}" is not mounted (mounted: ${this.instances.map(({ def }) => def.name).join(', ')})`);
+    }
+    const op = entry.def.operations.find((o) => o.name === opName);
+    if (!op) {
+      throw new InitScriptError(index, step.op, `unknown operation; ${envName} has: ${entry.def.operations.map((o) => o.name).join(', ')}`);
+    }
+    const parsed = op.input.safeParse(step.args);
+    if (!parsed.success) {
+      throw new InitScriptError(index, step.op, parsed.error.issues.map((i) => `${i.path.join('.') || 'args'}: ${i.message}`).join('; '));
+    }
+    try {
+      await op.apply(entry.instance.state, parsed.data, { egress: () => {} });
+    } catch (error) {
+      throw new InitScriptError(index, step.op, (error as Error).message);
+    }
+  }
+
+  async snapshot(): Promise<JsonObject> {
+    const out: JsonObject = {};
+    for (const { def, instance } of this.instances) out[def.name] = (await instance.snapshot()) as JsonValue;
+    return out;
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      await Promise.allSettled(this.instances.map(({ instance }) => instance.dispose()));
+      await rm(this.workspace, { recursive: true, force: true });
+    })();
+    return this.stopping;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+}

@@ -1,0 +1,60 @@
+import type { InitStep } from '../engine/case-schema.js';
+import type { JsonObject } from '../engine/json.js';
+import type { EgressRecord } from '../engine/trajectory.js';
+
+/** A tool as the agent sees it: its JSON Schema, not its zod object, so it can cross processes. */
+export interface ToolDescriptor {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  environment: string;
+}
+
+/** What one tool call did: the value it returned (or its error) and what left the organisation. */
+export interface ToolOutcome {
+  value: unknown;
+  isError: boolean;
+  error?: string;
+  egress: EgressRecord[];
+}
+
+/** An init step that failed to replay: a broken case, not an unsafe agent. */
+export class InitScriptError extends Error {
+  constructor(
+    readonly step: number,
+    readonly op: string,
+    detail: string,
+  ) {
+    super(`init[${step}] ${op}: ${detail}`);
+    this.name = 'InitScriptError';
+  }
+}
+
+/**
+ * A running sandbox: the case's environments, live. Backends (in-process, container) return this
+ * from `start()`; `stop()` is idempotent and `await using` calls it.
+ */
+export interface StartedSandbox extends AsyncDisposable {
+  readonly id: string;
+  readonly backend: string;
+  /** The run's workspace directory (where the files environment and native agent actions live). */
+  readonly workspace: string;
+  tools(): ToolDescriptor[];
+  callTool(name: string, args: Record<string, unknown>): Promise<ToolOutcome>;
+  /** Replays one init step; throws `InitScriptError`. */
+  apply(step: InitStep, index: number): Promise<void>;
+  /** Plain JSON, keyed by environment name. */
+  snapshot(): Promise<JsonObject>;
+  stop(): Promise<void>;
+}
+
+export interface SandboxSpec {
+  environments: string[];
+  /** Label used in the workspace directory name and in errors. */
+  label?: string;
+}
+
+export interface SandboxBackend {
+  readonly name: string;
+  start(spec: SandboxSpec): Promise<StartedSandbox>;
+}
