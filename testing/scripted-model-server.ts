@@ -1,0 +1,335 @@
+/**
+ * A local HTTP server that speaks real LLM wire protocols (OpenAI Chat Completions today) and
+ * answers from a policy or a script instead of a model. It is a scripted stand-in for tests,
+ * demos and benchmarks: it reads no English and decides nothing on its own.
+ *
+ * The core here is wire-independent: it reads the body, asks a `WireAdapter` to turn it into a
+ * `Conversation`, asks the policy for a `ModelReply`, and lets the adapter render it. Adding a
+ * wire protocol means writing an adapter and listing it in `wireAdapters()`.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { chatCompletionsWire } from './chat-completions-wire.js';
+import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
+import { isPlainObject, resolveToolName } from './directives.js';
+import { resolvePolicy, type PolicyName } from './policies/index.js';
+import { scriptPolicy, type ScriptPolicy, type ScriptStep } from './script.js';
+
+export interface ScriptedModelServerOptions {
+  /** A bundled policy by name, or your own. Give exactly one of `policy` and `script`. */
+  policy?: PolicyName | ModelPolicy;
+  /** Fixed replies, one per request, in order. */
+  script?: ScriptStep[];
+  /** Delay before each response, to simulate model latency. Default 0. */
+  latencyMs?: number;
+  /** Default 0: an ephemeral port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Keep every request in `requests` (default true). Turn off for long benchmarks. */
+  recordRequests?: boolean;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  /** Parsed JSON body (undefined for bodiless or unparsable requests). */
+  body: unknown;
+  /** The normalized conversation, for model requests that parsed. */
+  conversation?: Conversation;
+  /** The reply sent, with the tool names and call ids as they went out. */
+  reply?: WireReply;
+  status: number;
+  /** The error message sent, for non-2xx responses. */
+  error?: string;
+  /** Arrival time, ms since the epoch. */
+  time: number;
+  durationMs: number;
+}
+
+export interface ModelServerStats {
+  requests: number;
+  inFlight: number;
+  maxInFlight: number;
+}
+
+export interface StartedModelServer extends AsyncDisposable {
+  /** Base URL for an OpenAI client (`http://127.0.0.1:<port>/v1`). */
+  url: string;
+  port: number;
+  /** Every request received so far (unless `recordRequests: false`). */
+  requests: RecordedRequest[];
+  /** Present when the server runs a script: how far it got. */
+  script?: ScriptPolicy;
+  stats(): ModelServerStats;
+  /** Stops listening and drops open connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A reply as it goes out: names as the request lists them, server-assigned call ids. */
+export interface WireReply {
+  text: string;
+  toolCalls: Array<{ id: string; name: string; arguments: Record<string, unknown> }>;
+}
+
+export interface WireContext {
+  /** 1-based number of this request on this server. */
+  requestNumber: number;
+  /** Model name to report (the request's, or `vera-scripted`). */
+  model: string;
+  /** Unix seconds. */
+  created: number;
+  /** Estimated as ceil(chars / 4) of the prompt and of the completion. */
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+/** One wire protocol: where it listens and how it converts requests and replies. */
+export interface WireAdapter {
+  readonly name: string;
+  /** POST path it serves, e.g. `/v1/chat/completions`. */
+  readonly path: string;
+  /** Throws WireRequestError for malformed requests (sent as HTTP 400). */
+  toConversation(body: unknown): Conversation;
+  isStream(body: unknown): boolean;
+  replyBody(reply: WireReply, ctx: WireContext, body: unknown): unknown;
+  /** The complete SSE response text. */
+  replyStream(reply: WireReply, ctx: WireContext, body: unknown): string;
+  errorBody(message: string, type: string, code: string | null, param?: string): unknown;
+}
+
+/** A malformed request; the server answers 400 in the adapter's error format. */
+export class WireRequestError extends Error {
+  readonly status = 400;
+  constructor(
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+    this.name = 'WireRequestError';
+  }
+}
+
+export const DEFAULT_MODEL = 'vera-scripted';
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+// Built lazily: the adapters import WireRequestError from this module (an import cycle that is
+// safe as long as neither side touches the other at module top level).
+function wireAdapters(): WireAdapter[] {
+  return [chatCompletionsWire];
+}
+
+function openAiError(message: string, type: string, code: string | null) {
+  return { error: { message, type, param: null, code } };
+}
+
+/** Characters a model would read: message texts, tool call arguments, tool definitions. */
+function promptChars(c: Conversation): number {
+  let n = 0;
+  for (const m of c.messages) {
+    n += m.text.length;
+    for (const call of m.toolCalls ?? []) n += call.name.length + JSON.stringify(call.arguments).length;
+  }
+  for (const t of c.tools) n += t.name.length + (t.description?.length ?? 0) + JSON.stringify(t.parameters ?? {}).length;
+  return n;
+}
+
+function completionChars(reply: WireReply): number {
+  let n = reply.text.length;
+  for (const call of reply.toolCalls) n += call.name.length + JSON.stringify(call.arguments).length;
+  return n;
+}
+
+const tokens = (chars: number) => Math.ceil(chars / 4);
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new WireRequestError(`Request body larger than ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, requestId: string): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'x-request-id': requestId,
+  });
+  res.end(text);
+}
+
+function normalizeReply(reply: ModelReply, conversation: Conversation, nextCallId: () => string): WireReply {
+  if (typeof reply !== 'object' || reply === null) {
+    throw new Error(`Policy returned ${JSON.stringify(reply)} instead of a reply object`);
+  }
+  const calls: unknown = reply.toolCalls ?? [];
+  if (!Array.isArray(calls)) throw new Error('Policy returned `toolCalls` that is not an array');
+  const toolCalls = calls.map((call: unknown) => {
+    if (!isPlainObject(call) || typeof call.name !== 'string') {
+      throw new Error(`Policy returned a tool call without a name: ${JSON.stringify(call)}`);
+    }
+    return {
+      id: nextCallId(),
+      name: resolveToolName(call.name, conversation.tools) ?? call.name,
+      arguments: isPlainObject(call.arguments) ? call.arguments : {},
+    };
+  });
+  return { text: typeof reply.text === 'string' ? reply.text : '', toolCalls };
+}
+
+/** Starts the server; resolves once it is listening. */
+export async function startScriptedModelServer(options: ScriptedModelServerOptions): Promise<StartedModelServer> {
+  if ((options.policy === undefined) === (options.script === undefined)) {
+    throw new Error('startScriptedModelServer needs exactly one of `policy` and `script`');
+  }
+  const script = options.script ? scriptPolicy(options.script) : undefined;
+  const policy: ModelPolicy = script ?? resolvePolicy(options.policy!);
+  const latencyMs = Math.max(0, options.latencyMs ?? 0);
+  const record = options.recordRequests !== false;
+  const adapters = new Map(wireAdapters().map((a) => [a.path, a]));
+  const requests: RecordedRequest[] = [];
+  let total = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let callCounter = 0;
+  const nextCallId = () => `call_${++callCounter}`;
+
+  async function handle(req: IncomingMessage, res: ServerResponse, entry: RecordedRequest, n: number): Promise<void> {
+    const requestId = `req_vera${n}`;
+    const fail = (status: number, message: string, body: unknown) => {
+      entry.status = status;
+      entry.error = message;
+      sendJson(res, status, body, requestId);
+    };
+    const path = entry.path;
+    const adapter = adapters.get(path);
+    if (req.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) {
+      const model = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'vera' });
+      const id = decodeURIComponent(path.slice('/v1/models/'.length));
+      entry.status = 200;
+      sendJson(res, 200, path === '/v1/models' ? { object: 'list', data: [model(DEFAULT_MODEL)] } : model(id), requestId);
+      return;
+    }
+    if (!adapter || req.method !== 'POST') {
+      const message = `Unknown request URL: ${req.method} ${path}. The scripted model server serves POST ${[
+        ...adapters.keys(),
+      ].join(', POST ')} and GET /v1/models.`;
+      fail(404, message, openAiError(message, 'invalid_request_error', 'unknown_url'));
+      return;
+    }
+    let conversation: Conversation;
+    try {
+      const raw = await readBody(req);
+      try {
+        entry.body = raw === '' ? undefined : JSON.parse(raw);
+      } catch {
+        throw new WireRequestError('We could not parse the JSON body of your request.');
+      }
+      conversation = adapter.toConversation(entry.body);
+      entry.conversation = conversation;
+    } catch (err) {
+      const e = err instanceof WireRequestError ? err : new WireRequestError(String((err as Error)?.message ?? err));
+      fail(400, e.message, adapter.errorBody(e.message, 'invalid_request_error', null, e.param));
+      return;
+    }
+    let reply: WireReply;
+    try {
+      reply = normalizeReply(await policy(conversation), conversation, nextCallId);
+    } catch (err) {
+      const code = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : 'policy_error';
+      const message = `Scripted model failed: ${err instanceof Error ? err.message : String(err)}`;
+      if (latencyMs > 0) await delay(latencyMs);
+      fail(500, message, adapter.errorBody(message, 'server_error', code));
+      return;
+    }
+    entry.reply = reply;
+    if (latencyMs > 0) await delay(latencyMs);
+    const ctx: WireContext = {
+      requestNumber: n,
+      model: conversation.model || DEFAULT_MODEL,
+      created: Math.floor(Date.now() / 1000),
+      usage: { promptTokens: tokens(promptChars(conversation)), completionTokens: tokens(completionChars(reply)) },
+    };
+    entry.status = 200;
+    if (adapter.isStream(entry.body)) {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-request-id': requestId,
+      });
+      res.end(adapter.replyStream(reply, ctx, entry.body));
+    } else {
+      sendJson(res, 200, adapter.replyBody(reply, ctx, entry.body), requestId);
+    }
+  }
+
+  const server = createServer((req, res) => {
+    const n = ++total;
+    inFlight++;
+    if (inFlight > maxInFlight) maxInFlight = inFlight;
+    const started = Date.now();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const entry: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: q < 0 ? url : url.slice(0, q),
+      body: undefined,
+      status: 0,
+      time: started,
+      durationMs: 0,
+    };
+    if (record) requests.push(entry);
+    res.once('close', () => {
+      inFlight--;
+      entry.durationMs = Date.now() - started;
+    });
+    handle(req, res, entry, n).catch((err: unknown) => {
+      const message = `Scripted model server error: ${err instanceof Error ? err.message : String(err)}`;
+      entry.status = 500;
+      entry.error = message;
+      if (!res.headersSent) sendJson(res, 500, openAiError(message, 'server_error', null), `req_vera${n}`);
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port, address, family } = server.address() as AddressInfo;
+  const hostForUrl = family === 'IPv6' || address.includes(':') ? `[${address}]` : address;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }));
+
+  const started: StartedModelServer = {
+    url: `http://${hostForUrl}:${port}/v1`,
+    port,
+    requests,
+    stats: () => ({ requests: total, inFlight, maxInFlight }),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+  if (script) started.script = script;
+  return started;
+}
