@@ -22,7 +22,7 @@ export function adversarialUser(model: ThreatModel): boolean {
 
 const id = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9-]*[a-z0-9]$/, 'use lower-case letters, digits and "-" (it names files and tests)');
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'use lower-case letters, digits and "-" (it names files and tests)');
 
 const taxonomyRef = z
   .string()

@@ -52,6 +52,11 @@ export const veraOptions = z.strictObject({
   /** Run only these threat models (each case still lists which it supports). */
   threatModels: z.array(threatModel).min(1).optional(),
   sandbox: z.enum(['in-process']).default('in-process'),
+  /**
+   * Modules that export your own environments (`EnvironmentDefinition`s, default or named
+   * exports); cases mount them by name like the built-in ones.
+   */
+  environments: z.array(z.string().min(1)).default([]),
   /** Case runs in flight at once within one file (Vitest's maxConcurrency). */
   concurrency: z.int().positive().max(512).default(8),
   /** Where safety records are written; `false` to keep none. */

@@ -6,6 +6,7 @@ import type { ControlAgent } from '../control/control.js';
 import { llmAdversary } from '../control/llm-adversary.js';
 import { scriptedAdversary } from '../control/scripted-adversary.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
+import type { EnvironmentDefinition } from '../sandbox/environment.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
 import type { AdversarySpec, AgentSpec, VeraRuntimeConfig } from './options.js';
 
@@ -60,9 +61,26 @@ export function resolveAdversary(spec: AdversarySpec): ControlAgent {
   });
 }
 
-let backend: SandboxBackend | undefined;
-export function resolveBackend(config: VeraRuntimeConfig): SandboxBackend {
-  backend ??= new InProcessBackend();
-  void config;
+let backend: Promise<SandboxBackend> | undefined;
+export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBackend> {
+  backend ??= (async () => new InProcessBackend({ environments: await loadEnvironments(config.options.environments, config.root) }))();
   return backend;
+}
+
+function isEnvironment(value: unknown): value is EnvironmentDefinition<any> {
+  const v = value as EnvironmentDefinition | null;
+  return !!v && typeof v === 'object' && typeof v.name === 'string' && Array.isArray(v.tools) && typeof v.create === 'function';
+}
+
+/** User environments, by name, from the modules listed in `environments`. */
+export async function loadEnvironments(paths: readonly string[], root: string): Promise<Record<string, EnvironmentDefinition<any>>> {
+  const out: Record<string, EnvironmentDefinition<any>> = {};
+  for (const path of paths) {
+    const file = isAbsolute(path) ? path : resolve(root, path);
+    const mod = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as Record<string, unknown>;
+    const found = Object.values(mod).filter(isEnvironment);
+    if (found.length === 0) throw new Error(`${path}: exports no environment definitions ({ name, tools, operations, create })`);
+    for (const env of found) out[env.name] = env;
+  }
+  return out;
 }

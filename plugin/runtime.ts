@@ -83,7 +83,7 @@ export function defineCaseTests(data: CaseModuleData) {
       }
     },
     sandbox: async ({ caseRun }, use) => {
-      const sandbox = await stage(caseRun, () => caseRun.startSandbox(resolveBackend(config)));
+      const sandbox = await stage(caseRun, async () => caseRun.startSandbox(await resolveBackend(config)));
       await use(sandbox);
       await sandbox.stop();
     },
