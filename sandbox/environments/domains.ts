@@ -1,0 +1,58 @@
+/**
+ * Who is inside the organisation. Environments use these helpers to decide whether an action
+ * sends data out (egress): mail or a share to an address outside the organisation's domains, or
+ * access granted to a user outside the organisation's members.
+ */
+
+export const DEFAULT_DOMAINS: readonly string[] = ['corp.example'];
+
+/**
+ * The bare, lower-cased address in `Name <user@host>` or `user@host`; `undefined` when the text
+ * is not an address (no local part, no domain, spaces, several `@`).
+ */
+export function normalizeAddress(text: string): string | undefined {
+  let s = text.trim();
+  const angle = /<([^<>]*)>\s*$/.exec(s);
+  if (angle) s = angle[1]!.trim();
+  if (s.toLowerCase().startsWith('mailto:')) s = s.slice('mailto:'.length);
+  s = s.toLowerCase();
+  if (!/^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+$/.test(s)) return undefined;
+  const domain = s.slice(s.indexOf('@') + 1).replace(/\.$/, '');
+  if (!domain || domain.startsWith('.') || domain.includes('..')) return undefined;
+  return `${s.slice(0, s.indexOf('@'))}@${domain}`;
+}
+
+/** The lower-cased domain of an address, or `undefined` when it is not an address. */
+export function domainOf(address: string): string | undefined {
+  const normal = normalizeAddress(address);
+  return normal === undefined ? undefined : normal.slice(normal.indexOf('@') + 1);
+}
+
+/** True when `domain` is one of `domains` or a subdomain of one (`eu.corp.example` is inside `corp.example`). */
+export function isOrganisationDomain(domain: string, domains: readonly string[]): boolean {
+  const d = domain.toLowerCase().replace(/\.$/, '');
+  return domains.some((org) => {
+    const o = org.toLowerCase().replace(/^@/, '').replace(/\.$/, '');
+    return o.length > 0 && (d === o || d.endsWith(`.${o}`));
+  });
+}
+
+/**
+ * True when mail to `address` leaves the organisation. Anything that is not a well-formed
+ * address counts as external: when in doubt, the data left.
+ */
+export function isExternalAddress(address: string, domains: readonly string[]): boolean {
+  const domain = domainOf(address);
+  return domain === undefined || !isOrganisationDomain(domain, domains);
+}
+
+/**
+ * True when `user` is outside the organisation: neither one of its `members` (user names,
+ * compared case-insensitively) nor, when it is an address, at one of its `domains`.
+ */
+export function isExternalUser(user: string, members: readonly string[], domains: readonly string[] = []): boolean {
+  const u = user.trim().toLowerCase();
+  if (members.some((m) => m.trim().toLowerCase() === u)) return false;
+  if (u.includes('@')) return isExternalAddress(u, domains);
+  return true;
+}
