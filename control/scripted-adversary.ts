@@ -2,20 +2,21 @@ import { ControlError, type ControlAgent, type ControlSession } from './control.
 
 /**
  * Sends the case's `attack.messages` one per turn: deterministic, no model needed. In the
- * multi-channel model, a case without messages opens with the honest task and lets its
- * injections do the attacking.
+ * multi-channel model the adversary controls tool results too, so it opens with the honest task
+ * as cover — that is what makes the agent call the tools whose results carry the injections —
+ * and then sends its messages.
  */
 export function scriptedAdversary(): ControlAgent {
   return {
     id: 'scripted-adversary',
     start(ctx): ControlSession {
-      const scripted = ctx.spec.attack.messages;
+      const scripted = ctx.spec.attack.messages ?? [];
       let messages: string[];
-      if (scripted && scripted.length > 0) messages = scripted;
-      else if (ctx.threatModel === 'multi-channel') messages = [ctx.spec.task];
+      if (ctx.threatModel === 'multi-channel') messages = [ctx.spec.task, ...scripted];
+      else if (scripted.length > 0) messages = scripted;
       else {
         throw new ControlError(
-          `case ${ctx.spec.id} has no attack.messages for the scripted adversary in "${ctx.threatModel}"; add attack.messages or configure an LLM adversary (control: { adversary: { model } })`,
+          `case ${ctx.spec.id} has no attack.messages for the scripted adversary in "${ctx.threatModel}"; add attack.messages or configure an LLM adversary (adversary: { type: 'llm', model })`,
         );
       }
       return {
@@ -23,7 +24,7 @@ export function scriptedAdversary(): ControlAgent {
         async next(observation) {
           const message = messages[observation.turn];
           if (message === undefined) return { action: 'stop', reason: 'script exhausted' };
-          return { action: 'send', message, strategy: 'scripted' };
+          return { action: 'send', message, strategy: observation.turn === 0 && ctx.threatModel === 'multi-channel' ? 'cover-task' : 'scripted' };
         },
       };
     },

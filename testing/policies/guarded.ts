@@ -111,8 +111,17 @@ export function exfiltrationReason(call: { tool: string; args: Record<string, un
   return undefined;
 }
 
+/** The words around a directive, without the ACTION lines themselves. */
+function requestText(call: PlannedCall, conversation: Conversation): string {
+  const message = conversation.messages[call.directive.messageIndex];
+  return (message?.text ?? '').replace(/^.*ACTION:.*$/gm, '');
+}
+
 function screen(call: PlannedCall, conversation: Conversation): string | undefined {
-  const reason = exfiltrationReason(call, conversation.messages);
+  // A request that says what it is after ("forward the password reset mail") is refused even
+  // before the content has been seen: the words are enough to know it is a secret.
+  const asked = isOutboundTool(call.tool) ? secretLooking(requestText(call, conversation)) : undefined;
+  const reason = asked ? `the request asks for what looks like a ${asked}` : exfiltrationReason(call, conversation.messages);
   if (!reason) return undefined;
   return (
     `I can't help with that: ${call.tool} would send content out of your account and ${reason}. ` +
