@@ -1,8 +1,43 @@
 import { defineConfig } from 'vitest/config';
+import { vera } from './plugin/index.js';
+
+/**
+ * Two projects: `unit` is the project's own test suite (`npm test`); `cases` is the bundled case
+ * library run through the Vera plugin, exactly as a user's repo would (`npm run demo` runs it
+ * against the embedded scripted model, naive then guarded).
+ *
+ * Without OPENAI_API_KEY / OPENAI_BASE_URL the agent talks to the embedded scripted model
+ * (`scripted:<policy>`, VERA_SCRIPTED_POLICY, default guarded); with them, to that endpoint.
+ */
+const realEndpoint = Boolean(process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL);
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        plugins: [
+          vera({
+            include: ['cases/**/*.case.yaml'],
+            agent: {
+              type: 'reference',
+              model: process.env.VERA_MODEL ?? (realEndpoint ? 'gpt-4o-mini' : `scripted-${process.env.VERA_SCRIPTED_POLICY ?? 'guarded'}`),
+              ...(realEndpoint
+                ? process.env.OPENAI_BASE_URL ? { baseURL: process.env.OPENAI_BASE_URL } : {}
+                : { baseURL: `scripted:${process.env.VERA_SCRIPTED_POLICY ?? 'guarded'}` }),
+            },
+            concurrency: 16,
+          }),
+        ],
+        test: { name: 'cases', include: [] },
+      },
+    ],
   },
 });

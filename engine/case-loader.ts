@@ -33,8 +33,15 @@ export interface LoadedCase {
   spec: SafetyCase;
   /** Line of the `id:` field. */
   line: number;
-  /** Line each threat model's test points at (its list item, or `id:` when defaulted). */
-  threatModelLines: Record<ThreatModel, number>;
+  /** Where each threat model's test points (its list item, or `id:` when defaulted). */
+  threatModelLines: Record<ThreatModel, SourcePosition>;
+  /** Where the verifier is: a violation's stack points here. */
+  verifierPosition: SourcePosition;
+}
+
+export interface SourcePosition {
+  line: number;
+  column: number;
 }
 
 export type CaseLoadResult = { ok: true; loaded: LoadedCase } | { ok: false; problems: CaseProblem[] };
@@ -73,13 +80,16 @@ export function parseCaseSource(source: string, file: string): CaseLoadResult {
   const secretProblems = checkSecrets(spec, data, file, locate);
   if (secretProblems.length > 0) return { ok: false, problems: secretProblems };
 
-  const idLine = locate(['id']).line;
-  const threatModelLines = {} as Record<ThreatModel, number>;
+  const idPosition = locate(['id']);
+  const threatModelLines = {} as Record<ThreatModel, SourcePosition>;
   const listed = isPlainObject(data) && Array.isArray(data.threatModels);
   spec.threatModels.forEach((model, i) => {
-    threatModelLines[model] = listed ? locate(['threatModels', i]).line : idLine;
+    threatModelLines[model] = listed ? locate(['threatModels', i]) : idPosition;
   });
-  return { ok: true, loaded: { file, source, spec, line: idLine, threatModelLines } };
+  return {
+    ok: true,
+    loaded: { file, source, spec, line: idPosition.line, threatModelLines, verifierPosition: locate(['verifier']) },
+  };
 }
 
 function firstLine(message: string): string {
@@ -95,9 +105,9 @@ function issuesToProblems(
   const problems: CaseProblem[] = [];
   for (const issue of issues) {
     const field = formatField(issue.path);
-    const key = `${field}\u0000${issue.message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    // One problem per field: the first is the cause, later ones are its echoes.
+    if (seen.has(field)) continue;
+    seen.add(field);
     const { line, column } = locate(issue.path);
     problems.push({ file, line, column, field: field || '(top level)', message: describeIssue(issue) });
   }

@@ -23,6 +23,10 @@ export interface CaseRunOptions {
   signal?: AbortSignal;
 }
 
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'aborted'));
+}
+
 /** Why the conversation ended. */
 export type StopReason = string;
 
@@ -158,7 +162,7 @@ export class CaseRun implements AsyncDisposable {
     for (let turn = 0; turn < this.spec.budgets.turns; turn++) {
       this.throwIfAborted();
       let t = performance.now();
-      const decision = await control.next({ turn, events: this.trajectory.events, responses: this.trajectory.responses() });
+      const decision = await this.untilAborted(control.next({ turn, events: this.trajectory.events, responses: this.trajectory.responses() }));
       this.timings.controlMs += performance.now() - t;
       if (decision.action === 'stop') {
         this.stopReason = decision.reason;
@@ -170,7 +174,7 @@ export class CaseRun implements AsyncDisposable {
       this.trajectory.beginTurn();
       this.trajectory.add({ type: 'message', role: 'user', text: decision.message });
       t = performance.now();
-      const reply = await session.send(decision.message, { signal: this.signal });
+      const reply = await this.untilAborted(session.send(decision.message, { signal: this.signal }));
       this.timings.agentMs += performance.now() - t;
       this.turns++;
       if (reply.usage) {
@@ -191,8 +195,31 @@ export class CaseRun implements AsyncDisposable {
     }
   }
 
+  /**
+   * Waits for `work` unless the run is aborted first. An agent that ignores its abort signal
+   * (a hung process, a stuck loop) must not hold the run past its budget.
+   */
+  private untilAborted<T>(work: Promise<T>): Promise<T> {
+    const signal = this.signal;
+    if (signal.aborted) return Promise.reject(abortReason(signal));
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(abortReason(signal));
+      signal.addEventListener('abort', onAbort, { once: true });
+      work.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(signal.aborted ? abortReason(signal) : error);
+        },
+      );
+    });
+  }
+
   private throwIfAborted(): void {
-    if (this.signal.aborted) throw this.signal.reason instanceof Error ? this.signal.reason : new Error(String(this.signal.reason));
+    if (this.signal.aborted) throw abortReason(this.signal);
   }
 
   verify(finalState: JsonObject): PredicateResult {

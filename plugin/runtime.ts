@@ -31,7 +31,8 @@ export interface CaseModuleData {
   file: string;
   spec: SafetyCase;
   line: number;
-  threatModelLines: Record<string, number>;
+  /** Where the verifier is in the YAML: a violation's stack points there. */
+  verifier: { line: number; column: number };
 }
 
 interface CaseFixtures {
@@ -132,7 +133,7 @@ export function defineCaseTests(data: CaseModuleData) {
     const written = await finalizeRecord(record, recordDir);
     task.meta.vera = testMeta(spec, caseRun.threatModel, data.file, record, written.recordFile);
     await annotateRecord(annotate, record);
-    conclude(record, skip);
+    conclude(record, skip, data);
   };
   return define;
 }
@@ -148,8 +149,15 @@ async function annotateRecord(annotate: TestContext['annotate'], record: SafetyR
   ]);
 }
 
-function conclude(record: SafetyRecord, skip: TestContext['skip']): void {
+function conclude(record: SafetyRecord, skip: TestContext['skip'], data: CaseModuleData): void {
   if (record.status === 'not-applicable') skip(`N/A: ${record.verdict.reason ?? 'the attack never reached the agent'}`);
   if (record.status === 'error') throw new VeraRunError(record);
-  expect(record).toBeSafe();
+  try {
+    expect(record).toBeSafe();
+  } catch (error) {
+    // The stack points at the verifier in the YAML, so the code frame shows what was violated.
+    const e = error as Error;
+    e.stack = `${e.name}: ${e.message}\n    at verifier (${data.file}:${data.verifier.line}:${data.verifier.column})`;
+    throw e;
+  }
 }

@@ -22,16 +22,19 @@ export interface LineSourceMap {
 }
 
 /**
- * A source map where generated line i (0-based) maps, at column 0, to source line
- * `sourceLines[i]` (1-based). Enough for Vitest to point each test at its YAML line.
+ * A source map where generated line i (0-based) maps, at column 0, to the 1-based source
+ * position `positions[i]`. Enough for Vitest to point each test at its YAML line.
  */
-export function lineSourceMap(options: { file: string; source: string; sourceLines: number[] }): LineSourceMap {
-  let previous = 0;
-  const mappings = options.sourceLines
-    .map((line) => {
-      const zeroBased = Math.max(0, line - 1);
-      const segment = `A${vlq(0)}${vlq(zeroBased - previous)}A`;
-      previous = zeroBased;
+export function lineSourceMap(options: { file: string; source: string; positions: Array<{ line: number; column: number }> }): LineSourceMap {
+  let previousLine = 0;
+  let previousColumn = 0;
+  const mappings = options.positions
+    .map(({ line, column }) => {
+      const l = Math.max(0, line - 1);
+      const c = Math.max(0, column - 1);
+      const segment = `A${vlq(0)}${vlq(l - previousLine)}${vlq(c - previousColumn)}`;
+      previousLine = l;
+      previousColumn = c;
       return segment;
     })
     .join(';');

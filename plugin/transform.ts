@@ -23,18 +23,20 @@ export function transformCaseFile(source: string, file: string, runtimeImport: s
       `error.stack = error.name + ": " + error.message + "\\n    at ${first.file.replace(/["\\]/g, '')}:${first.line}:${first.column}";`,
       'throw error;',
     ].join('\n');
-    return { code, map: lineSourceMap({ file, source, sourceLines: [first.line, first.line, first.line, first.line] }) };
+    const at = { line: first.line, column: first.column };
+    return { code, map: lineSourceMap({ file, source, positions: [at, at, at, at] }) };
   }
   const { loaded } = result;
   const lines: string[] = [];
-  const sourceLines: number[] = [];
-  const emit = (code: string, yamlLine: number) => {
+  const positions: Array<{ line: number; column: number }> = [];
+  const emit = (code: string, at: { line: number; column: number }) => {
     lines.push(code);
-    sourceLines.push(yamlLine);
+    positions.push(at);
   };
-  emit(`import { defineCaseTests as __veraDefine } from ${JSON.stringify(runtimeImport)};`, loaded.line);
-  const data = { file, spec: loaded.spec, line: loaded.line, threatModelLines: loaded.threatModelLines };
-  emit(`const __veraTest = __veraDefine(${JSON.stringify(data)});`, loaded.line);
+  const top = { line: loaded.line, column: 1 };
+  emit(`import { defineCaseTests as __veraDefine } from ${JSON.stringify(runtimeImport)};`, top);
+  const data = { file, spec: loaded.spec, line: loaded.line, verifier: loaded.verifierPosition };
+  emit(`const __veraTest = __veraDefine(${JSON.stringify(data)});`, top);
   for (const model of loaded.spec.threatModels) {
     // The fixtures are destructured here: Vitest reads the parameter list to know which to set up.
     emit(
@@ -42,5 +44,5 @@ export function transformCaseFile(source: string, file: string, runtimeImport: s
       loaded.threatModelLines[model],
     );
   }
-  return { code: `${lines.join('\n')}\n`, map: lineSourceMap({ file, source, sourceLines }) };
+  return { code: `${lines.join('\n')}\n`, map: lineSourceMap({ file, source, positions }) };
 }

@@ -80,7 +80,7 @@ export function vera(userOptions: VeraOptions): Plugin {
       project.provide(PROVIDE_KEY, runtimeConfig);
       if (options.report && !reporterAdded.has(vitest)) {
         reporterAdded.add(vitest);
-        vitest.config.reporters.push([new AsrReporter() as never, {}]);
+        vitest.config.reporters.push(new AsrReporter() as never);
       }
     },
     transform(code, id) {

@@ -4,14 +4,34 @@ import type { VeraTestMeta } from '../plugin/test-meta.js';
 
 /** Every Vera test the run knows of, with its verdict — across all modules, not only the rerun ones. */
 export function collectAsrRows(modules: Iterable<TestModule>): AsrRow[] {
-  const rows: AsrRow[] = [];
+  return collectVeraTests(modules).map((t) => t.row);
+}
+
+export function collectVeraTests(modules: Iterable<TestModule>): Array<{ test: TestCase; meta: VeraTestMeta; row: AsrRow }> {
+  const out: Array<{ test: TestCase; meta: VeraTestMeta; row: AsrRow }> = [];
   for (const module of modules) {
     for (const test of module.children.allTests()) {
       const row = rowOf(test);
-      if (row) rows.push(row);
+      if (row) out.push({ test, meta: test.meta().vera as VeraTestMeta, row });
     }
   }
-  return rows;
+  return out;
+}
+
+/** One line per violated / N/A / errored run, with the first piece of evidence or the reason. */
+export function renderFindings(tests: Array<{ test: TestCase; meta: VeraTestMeta }>, limit = 20): string {
+  const lines: string[] = [];
+  const pick = (status: string) => tests.filter((t) => (t.meta.status ?? 'error') === status);
+  const section = (title: string, items: typeof tests, detail: (m: VeraTestMeta, t: TestCase) => string) => {
+    if (items.length === 0) return;
+    lines.push(` ${title} (${items.length}):`);
+    for (const { test, meta } of items.slice(0, limit)) lines.push(`   ${test.name}  ${detail(meta, test)}`);
+    if (items.length > limit) lines.push(`   … ${items.length - limit} more`);
+  };
+  section('violated', pick('violated'), (m) => m.evidence?.[0] ?? '');
+  section('not applicable', pick('not-applicable'), (m) => m.reason ?? '');
+  section('errors', pick('error'), (m, t) => m.reason ?? t.result().errors?.[0]?.message?.split('\n')[0] ?? '');
+  return lines.join('\n');
 }
 
 function rowOf(test: TestCase): AsrRow | undefined {
@@ -47,10 +67,12 @@ export class AsrReporter implements Reporter {
   onTestRunEnd(): void {
     const vitest = this.vitest;
     if (!vitest) return;
-    const rows = collectAsrRows(vitest.state.getTestModules());
-    if (rows.length === 0) return;
+    const tests = collectVeraTests(vitest.state.getTestModules());
+    if (tests.length === 0) return;
+    const rows = tests.map((t) => t.row);
     const agents = [...new Set(rows.map((r) => r.agent).filter(Boolean))];
     const title = `\n Vera — attack success rate (violated / judged)${agents.length ? ` — agent ${agents.join(', ')}` : ''}`;
-    vitest.logger.log(`${renderAsrTable(asrTable(rows), { title })}\n`);
+    const findings = renderFindings(tests);
+    vitest.logger.log(`${renderAsrTable(asrTable(rows), { title })}\n${findings ? `\n${findings}\n` : ''}`);
   }
 }

@@ -1,0 +1,14 @@
+/** `vera-safety/engine`: run, judge and record cases without Vitest. */
+export * from './case-schema.js';
+export { loadCaseFile, parseCaseSource, formatProblem, CaseFileError, type CaseProblem, type LoadedCase, type CaseLoadResult } from './case-loader.js';
+export * from './predicate-schema.js';
+export { evaluatePredicate, egressRecords, VerifierError, type VerificationInput, type Evidence, type PredicateResult, type CustomCheck } from './verifier.js';
+export { CaseRun, type CaseRunOptions } from './case-run.js';
+export { runCase, controlFor, finalizeRecord, type RunCaseOptions, type RunCaseResult } from './run-case.js';
+export { caseHash, newRunId, writeRecord, recordFileName, type SafetyRecord, type Verdict, type RunStatus, type PhaseTimings } from './record.js';
+export { checkWitnesses, evaluateWitness, type WitnessCheck, type WitnessResult, type WitnessKind } from './witness.js';
+export { generateSecrets, fillSecrets, secretNamesIn, type Secrets } from './secrets.js';
+export { Trajectory, type TrajectoryEvent, type ToolCallEvent, type MessageEvent, type EgressRecord } from './trajectory.js';
+export { asrTable, renderAsrTable, riskCategory, formatAsr, type AsrRow, type AsrTable, type AsrCell } from './asr.js';
+export { resolvePath, parsePath, type PathMatch } from './paths.js';
+export type { JsonValue, JsonObject } from './json.js';
