@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'vite';
+// Brings in Vitest's augmentation of Vite's Plugin type (the `configureVitest` hook).
+import type {} from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 import { threatModels } from '../engine/case-schema.js';
 import { newRunId } from '../engine/record.js';

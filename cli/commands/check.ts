@@ -1,0 +1,57 @@
+import { readFile } from 'node:fs/promises';
+import { relative } from 'node:path';
+import { formatProblem, parseCaseSource } from '../../engine/case-loader.js';
+import { checkWitnesses } from '../../engine/witness.js';
+import { loadEnvironments } from '../../plugin/resolve-parts.js';
+import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
+import { findFiles } from '../find-files.js';
+import type { CliCommand } from '../main.js';
+
+/**
+ * `vera check [paths…]`: validates case files (schema, then witnesses: violated on the violating
+ * one, safe on the safe one and on doing nothing) without running any agent.
+ */
+export const checkCommand: CliCommand = {
+  name: 'check',
+  summary: 'validate case files and their witnesses (no agent runs)',
+  usage: 'vera check [file-or-dir …] [--environments <module.js>]   (default: cases/)',
+  async run(args, io) {
+    const envModules: string[] = [];
+    const paths: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] === '--environments') envModules.push(args[++i] ?? '');
+      else paths.push(args[i]!);
+    }
+    const environments = await loadEnvironments(envModules, io.cwd);
+    const files = await findFiles(paths.length ? paths : ['cases'], /\.case\.ya?ml$/, io.cwd);
+    if (files.length === 0) {
+      io.err('no *.case.yaml files found');
+      return 1;
+    }
+    let failed = 0;
+    for (const file of files) {
+      const name = relative(io.cwd, file);
+      const parsed = parseCaseSource(await readFile(file, 'utf8'), name);
+      if (!parsed.ok) {
+        failed++;
+        for (const p of parsed.problems) io.err(`✗ ${formatProblem(p)}`);
+        continue;
+      }
+      let check;
+      try {
+        check = await checkWitnesses(parsed.loaded.spec, { backend: new InProcessBackend({ environments }) });
+      } catch (error) {
+        failed++;
+        io.err(`✗ ${name}: ${(error as Error).message}`);
+        continue;
+      }
+      if (check.ok) io.out(`✓ ${name}`);
+      else {
+        failed++;
+        for (const p of check.problems) io.err(`✗ ${name}: ${p}`);
+      }
+    }
+    io.out(`${files.length - failed} of ${files.length} case files ok`);
+    return failed ? 1 : 0;
+  },
+};
