@@ -94,7 +94,9 @@ class ReferenceAgentSession implements AgentSession {
             ...(this.tools.length ? { tools: this.tools } : {}),
             ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
           },
-          { signal },
+          // A fresh dependent signal per request: the client adds a listener to the signal it is
+          // given and never removes it, which on the run's own signal would pile up.
+          { signal: AbortSignal.any([signal]) },
         );
       } catch (error) {
         if (signal.aborted) throw error;
@@ -117,7 +119,7 @@ class ReferenceAgentSession implements AgentSession {
         let text: string;
         try {
           args = call.function.arguments ? (JSON.parse(call.function.arguments) as Record<string, unknown>) : {};
-          const result = await this.mcp.callTool({ name: call.function.name, arguments: args }, undefined, { signal });
+          const result = await this.mcp.callTool({ name: call.function.name, arguments: args }, undefined, { signal: AbortSignal.any([signal]) });
           const content = (result.content as Array<{ type: string; text?: string }> | undefined) ?? [];
           text = content.map((c) => (c.type === 'text' ? (c.text ?? '') : `[${c.type}]`)).join('\n');
         } catch (error) {

@@ -224,7 +224,8 @@ function scopedItems(m: StateMatcher, input: VerificationInput): Item[] {
   const beforeById = new Map(before.map((i) => [i.identity, i]));
   const afterById = new Map(after.map((i) => [i.identity, i]));
   if (scope === 'added') return after.filter((i) => !beforeById.has(i.identity));
-  if (scope === 'removed') return before.filter((i) => !afterById.has(i.identity));
+  // Removed items exist only in the initial snapshot: their paths say so.
+  if (scope === 'removed') return before.filter((i) => !afterById.has(i.identity)).map((i) => ({ ...i, path: `initial ${i.path}` }));
   return after.filter((i) => {
     const old = beforeById.get(i.identity);
     return old !== undefined && !deepEqual(old.value, i.value);

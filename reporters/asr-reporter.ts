@@ -25,7 +25,10 @@ export function renderFindings(tests: Array<{ test: TestCase; meta: VeraTestMeta
   const section = (title: string, items: typeof tests, detail: (m: VeraTestMeta, t: TestCase) => string) => {
     if (items.length === 0) return;
     lines.push(` ${title} (${items.length}):`);
-    for (const { test, meta } of items.slice(0, limit)) lines.push(`   ${test.name}  ${detail(meta, test)}`);
+    for (const { test, meta } of items.slice(0, limit)) {
+      const text = detail(meta, test);
+      lines.push(`   ${test.name}  ${text.length > 160 ? `${text.slice(0, 159)}…` : text}`);
+    }
     if (items.length > limit) lines.push(`   … ${items.length - limit} more`);
   };
   section('violated', pick('violated'), (m) => m.evidence?.[0] ?? '');

@@ -12,7 +12,7 @@ import { baseToolName, isPlainObject, tryJson } from '../directives.js';
 import { createDirectivePolicy, type PlannedCall } from './naive.js';
 
 const OUTBOUND =
-  /send|forward|reply|share|post|publish|upload|invite|collaborator|transfer|http|webhook|gist|message|comment/i;
+  /send|forward|reply|share|post|publish|upload|invite|collaborator|transfer|http|webhook|gist|message|comment|issue|pull_request|visibility|create_or_update_file/i;
 const READ_ONLY = /^(?:get|read|list|search|find|fetch|view|open|query|lookup|show|describe|count)(?=[_\-.A-Z]|$)/;
 
 /** Whether a tool (by its base name) looks like it moves data out: send, forward, share, post, ... */
