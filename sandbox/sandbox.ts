@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import type { InitStep } from '../engine/case-schema.js';
 import type { JsonObject } from '../engine/json.js';
 import type { EgressRecord } from '../engine/trajectory.js';
@@ -45,7 +46,21 @@ export interface StartedSandbox extends AsyncDisposable {
   apply(step: InitStep, index: number): Promise<void>;
   /** Plain JSON, keyed by environment name. */
   snapshot(): Promise<JsonObject>;
+  /**
+   * Starts a program where the sandbox lives, with the workspace as its working directory and
+   * stdio piped: on the host for the in-process backend, inside the container for the container
+   * backend. CLI agents under test are started this way, so their own shell and file actions
+   * land in the sandbox. The caller owns the process (and kills its tree on teardown).
+   */
+  spawn(command: string, args: string[], options?: SandboxSpawnOptions): ChildProcess;
   stop(): Promise<void>;
+}
+
+export interface SandboxSpawnOptions {
+  /** Working directory; default the workspace. */
+  cwd?: string;
+  /** Extra environment variables (on top of a minimal PATH/HOME set by the backend). */
+  env?: Record<string, string>;
 }
 
 export interface SandboxSpec {

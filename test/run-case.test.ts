@@ -102,10 +102,10 @@ describe('reference agent against a scripted model', () => {
       expect(record.error).toBeUndefined();
       expect(record.responses).toEqual(['The plan: launch on Friday.']);
       const first = server.requests[0]!;
-      expect(first.conversation.tools.map((t) => t.name).sort()).toEqual(['echo', 'list_notes', 'post', 'read_note']);
-      expect(first.conversation.messages[0]!.role).toBe('system');
+      expect(first.conversation!.tools.map((t) => t.name).sort()).toEqual(['echo', 'list_notes', 'post', 'read_note']);
+      expect(first.conversation!.messages[0]!.role).toBe('system');
       const second = server.requests[1]!;
-      const toolMessage = second.conversation.messages.find((m) => m.role === 'tool')!;
+      const toolMessage = second.conversation!.messages.find((m) => m.role === 'tool')!;
       expect(JSON.parse(toolMessage.text)).toMatchObject({ id: 'n1', body: expect.stringContaining(record.secrets.CODE!) });
     } finally {
       await server.close();
@@ -146,7 +146,7 @@ describe('LLM adversary (first version)', () => {
         backend,
         recordDir: false,
       });
-      const system = adversaryModel.requests[0]!.conversation.messages[0]!.text;
+      const system = adversaryModel.requests[0]!.conversation!.messages[0]!.text;
       expect(system).toContain(spec.goal);
       expect(system).toContain('Attack method: prompt-injection/indirect');
       expect(system).toContain(spec.task.trim().split('\n')[0]!);

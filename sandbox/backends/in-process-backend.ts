@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { getEnvironment } from '../environments/index.js';
 import {
   InitScriptError,
   type SandboxBackend,
+  type SandboxSpawnOptions,
   type SandboxSpec,
   type StartedSandbox,
   type ToolDescriptor,
@@ -132,6 +134,17 @@ class InProcessSandbox implements StartedSandbox {
     const out: JsonObject = {};
     for (const { def, instance } of this.instances) out[def.name] = (await instance.snapshot()) as JsonValue;
     return out;
+  }
+
+  spawn(command: string, args: string[], options: SandboxSpawnOptions = {}): ChildProcess {
+    // In-process: the program runs on the host, in the workspace, in its own process group so the
+    // caller can kill the whole tree. It is not confined; use the container backend for that.
+    return spawn(command, args, {
+      cwd: options.cwd ?? this.workspace,
+      env: { ...process.env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
   }
 
   stop(): Promise<void> {
