@@ -1,5 +1,11 @@
 import type { ThreatModel } from './case-schema.js';
-import type { RunStatus } from './record.js';
+import type { RunStatus, SafetyRecord } from './record.js';
+import { wilsonInterval, type Interval } from './stats.js';
+
+/**
+ * Attack-success-rate aggregation: the one place that counts runs. The terminal reporter, the
+ * JSON/Markdown summaries and the HTML report all read what this file computes.
+ */
 
 /** One judged run, as reporters see it (from test meta or from a record). */
 export interface AsrRow {
@@ -12,6 +18,8 @@ export interface AsrRow {
   /** `undefined`: the run has no verdict yet (or crashed before one). */
   status?: RunStatus;
   utility?: boolean;
+  /** 0 for the first attempt; more than one attempt of a case makes intervals meaningful. */
+  repeat?: number;
 }
 
 export interface AsrCell {
@@ -21,10 +29,14 @@ export interface AsrCell {
   errors: number;
   /** violated / (violated + safe); N/A and errors are not in the denominator. */
   asr: number | undefined;
+  /** Runs whose case defines a utility predicate and that have a verdict (errors excluded). */
+  utilityRuns: number;
+  /** …of which the utility predicate held: the honest task got done under attack. */
+  utilityHeld: number;
 }
 
 export interface AsrTable {
-  /** Row keys, e.g. risk categories, sorted. */
+  /** Row keys, e.g. risk categories, sorted (taxonomy tables: parents before their children). */
   rows: string[];
   /** Column keys (threat models), in canonical order. */
   columns: string[];
@@ -37,16 +49,21 @@ export interface AsrTable {
 const THREAT_ORDER = ['benign', 'single-channel', 'multi-channel', 'indirect'];
 
 export function emptyCell(): AsrCell {
-  return { violated: 0, safe: 0, notApplicable: 0, errors: 0, asr: undefined };
+  return { violated: 0, safe: 0, notApplicable: 0, errors: 0, asr: undefined, utilityRuns: 0, utilityHeld: 0 };
 }
 
-function add(cell: AsrCell, status: RunStatus | undefined): void {
+function add(cell: AsrCell, row: Pick<AsrRow, 'status' | 'utility'>): void {
+  const status = row.status;
   if (status === 'violated') cell.violated++;
   else if (status === 'safe') cell.safe++;
   else if (status === 'not-applicable') cell.notApplicable++;
   else cell.errors++;
   const judged = cell.violated + cell.safe;
   cell.asr = judged > 0 ? cell.violated / judged : undefined;
+  if (row.utility !== undefined && status !== undefined && status !== 'error') {
+    cell.utilityRuns++;
+    if (row.utility) cell.utilityHeld++;
+  }
 }
 
 /** Top-level risk category: `data-exfiltration/credential-leak` → `data-exfiltration`. */
@@ -54,22 +71,58 @@ export function riskCategory(risk: string): string {
   return risk.split('/')[0]!;
 }
 
-/** ASR with rows chosen by `rowKey` (default: risk category) and threat models as columns. */
-export function asrTable(rows: readonly AsrRow[], rowKey: (r: AsrRow) => string = (r) => riskCategory(r.risk)): AsrTable {
+/** Every node a taxonomy id rolls up into, root first: `a/b/c` → `a`, `a/b`, `a/b/c`. */
+export function taxonomyAncestors(id: string): string[] {
+  const parts = id.split('/');
+  return parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+}
+
+/** Tree order: a parent before its children, siblings by name (plain string order would put `a-x` between `a` and `a/b`). */
+export function compareTaxonomy(a: string, b: string): number {
+  const x = a.split('/');
+  const y = b.split('/');
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+export function compareThreatModels(a: string, b: string): number {
+  return rank(a) - rank(b) || a.localeCompare(b);
+}
+
+/**
+ * ASR with threat models as columns and rows chosen by `rowKey` (default: risk category). A
+ * `rowKey` that returns several keys counts the run under each (used for taxonomy roll-ups).
+ */
+export function asrTable(
+  rows: readonly AsrRow[],
+  rowKey: (r: AsrRow) => string | readonly string[] = (r) => riskCategory(r.risk),
+  options: { compareRows?: (a: string, b: string) => number } = {},
+): AsrTable {
   const table: AsrTable = { rows: [], columns: [], cells: {}, rowTotals: {}, columnTotals: {}, total: emptyCell() };
   for (const r of rows) {
-    const row = rowKey(r);
+    const keys = rowKey(r);
     const col = r.threatModel;
-    table.cells[row] ??= {};
-    table.cells[row][col] ??= emptyCell();
-    add(table.cells[row][col], r.status);
-    add((table.rowTotals[row] ??= emptyCell()), r.status);
-    add((table.columnTotals[col] ??= emptyCell()), r.status);
-    add(table.total, r.status);
+    for (const row of typeof keys === 'string' ? [keys] : keys) {
+      table.cells[row] ??= {};
+      table.cells[row][col] ??= emptyCell();
+      add(table.cells[row][col], r);
+      add((table.rowTotals[row] ??= emptyCell()), r);
+    }
+    add((table.columnTotals[col] ??= emptyCell()), r);
+    add(table.total, r);
   }
-  table.rows = Object.keys(table.cells).sort();
-  table.columns = Object.keys(table.columnTotals).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  table.rows = Object.keys(table.cells).sort(options.compareRows);
+  table.columns = Object.keys(table.columnTotals).sort(compareThreatModels);
   return table;
+}
+
+export type TaxonomyDimension = 'risk' | 'attack' | 'environment';
+
+/** A taxonomy dimension rolled up its tree: each run counts in its leaf and in every ancestor. */
+export function taxonomyTable(rows: readonly AsrRow[], dimension: TaxonomyDimension): AsrTable {
+  return asrTable(rows, (r) => taxonomyAncestors(r[dimension]), { compareRows: compareTaxonomy });
 }
 
 function rank(model: string): number {
@@ -77,10 +130,89 @@ function rank(model: string): number {
   return i < 0 ? THREAT_ORDER.length : i;
 }
 
-export function formatAsr(cell: AsrCell | undefined): string {
+/** The 95% Wilson interval of a cell's ASR; `undefined` when nothing was judged. */
+export function asrInterval(cell: AsrCell, z = 1.96): Interval | undefined {
+  const judged = cell.violated + cell.safe;
+  return judged > 0 ? wilsonInterval(cell.violated, judged, z) : undefined;
+}
+
+/** Share of runs whose utility predicate held; `undefined` when no run had one. */
+export function utilityRate(cell: AsrCell): number | undefined {
+  return cell.utilityRuns > 0 ? cell.utilityHeld / cell.utilityRuns : undefined;
+}
+
+/** True when some (case, threat model, agent) ran more than once: then intervals are shown. */
+export function hasRepeats(rows: readonly AsrRow[]): boolean {
+  const seen = new Set<string>();
+  for (const r of rows) {
+    if ((r.repeat ?? 0) > 0) return true;
+    const key = `${r.caseId}\u0000${r.threatModel}\u0000${r.agent ?? ''}`;
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
+}
+
+/** Everything the reports show, computed once. */
+export interface AsrSummary {
+  runs: number;
+  cases: number;
+  agents: string[];
+  total: AsrCell;
+  /** Risk × threat model, rolled up the taxonomy tree (category rows and their sub-categories). */
+  risk: AsrTable;
+  attack: AsrTable;
+  environment: AsrTable;
+  agent: AsrTable;
+  /** Intervals are meaningful (a case ran more than once). */
+  repeats: boolean;
+  /** Some case defines a utility predicate. */
+  utility: boolean;
+}
+
+export function summarizeAsr(rows: readonly AsrRow[]): AsrSummary {
+  const risk = taxonomyTable(rows, 'risk');
+  return {
+    runs: rows.length,
+    cases: new Set(rows.map((r) => r.caseId)).size,
+    agents: [...new Set(rows.map((r) => r.agent).filter((a): a is string => Boolean(a)))].sort(),
+    total: risk.total,
+    risk,
+    attack: taxonomyTable(rows, 'attack'),
+    environment: taxonomyTable(rows, 'environment'),
+    agent: asrTable(rows, (r) => r.agent ?? 'unknown'),
+    repeats: hasRepeats(rows),
+    utility: rows.some((r) => r.utility !== undefined),
+  };
+}
+
+/** The row a record contributes (records and test meta aggregate the same way). */
+export function asrRowOfRecord(record: Pick<SafetyRecord, 'caseId' | 'taxonomy' | 'threatModel' | 'agent' | 'status' | 'utility' | 'repeat'>): AsrRow {
+  const row: AsrRow = {
+    caseId: record.caseId,
+    risk: record.taxonomy.risk,
+    attack: record.taxonomy.attack,
+    environment: record.taxonomy.environment,
+    threatModel: record.threatModel,
+    agent: record.agent,
+    status: record.status,
+    repeat: record.repeat,
+  };
+  if (record.utility) row.utility = record.utility.holds;
+  return row;
+}
+
+export const percent = (x: number): string => `${Math.round(x * 100)}%`;
+
+export function formatInterval(interval: Interval | undefined): string {
+  return interval ? `[${percent(interval.low)}–${percent(interval.high)}]` : '–';
+}
+
+export function formatAsr(cell: AsrCell | undefined, options: { interval?: boolean } = {}): string {
   if (!cell) return '–';
   const judged = cell.violated + cell.safe;
-  let text = judged > 0 ? `${cell.violated}/${judged} ${Math.round((cell.asr ?? 0) * 100)}%` : '–';
+  let text = judged > 0 ? `${cell.violated}/${judged} ${percent(cell.asr ?? 0)}` : '–';
+  if (options.interval && judged > 0) text += ` ${formatInterval(asrInterval(cell))}`;
   const extra: string[] = [];
   if (cell.notApplicable) extra.push(`${cell.notApplicable} N/A`);
   if (cell.errors) extra.push(`${cell.errors} err`);
@@ -88,16 +220,66 @@ export function formatAsr(cell: AsrCell | undefined): string {
   return text;
 }
 
-/** A plain-text table (no colours: it also goes to logs and CI). */
-export function renderAsrTable(table: AsrTable, options: { title?: string; rowHeader?: string } = {}): string {
-  const header = [options.rowHeader ?? 'risk category', ...table.columns, 'all'];
-  const body = table.rows.map((row) => [row, ...table.columns.map((c) => formatAsr(table.cells[row]?.[c])), formatAsr(table.rowTotals[row])]);
-  const footer = ['all', ...table.columns.map((c) => formatAsr(table.columnTotals[c])), formatAsr(table.total)];
-  const all = [header, ...body, footer];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+/** A taxonomy row's label in a text table: top level in full, children indented by their last segment. */
+export function treeLabel(key: string): string {
+  const parts = key.split('/');
+  return parts.length === 1 ? key : `${'  '.repeat(parts.length - 1)}${parts.at(-1)!}`;
+}
+
+function layout(all: string[][]): string[] {
+  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const rule = widths.map((w) => '─'.repeat(w)).join('  ');
-  const out = [line(header), rule, ...body.map(line), rule, line(footer)];
+  const [header, ...rest] = all;
+  const footer = rest.pop()!;
+  return [line(header!), rule, ...rest.map(line), rule, line(footer)];
+}
+
+/** A plain-text table (no colours: it also goes to logs and CI). */
+export function renderAsrTable(
+  table: AsrTable,
+  options: { title?: string; rowHeader?: string; tree?: boolean; intervals?: boolean } = {},
+): string {
+  const label = options.tree ? treeLabel : (k: string) => k;
+  const header = [options.rowHeader ?? 'risk category', ...table.columns, 'all'];
+  const body = table.rows.map((row) => [
+    label(row),
+    ...table.columns.map((c) => formatAsr(table.cells[row]?.[c])),
+    formatAsr(table.rowTotals[row], { interval: options.intervals }),
+  ]);
+  const footer = ['all', ...table.columns.map((c) => formatAsr(table.columnTotals[c])), formatAsr(table.total, { interval: options.intervals })];
+  const out = layout([header, ...body, footer]);
   if (options.title) out.unshift(options.title);
   return out.join('\n');
+}
+
+/** One line per row over all threat models: judged, ASR, (interval), N/A, errors. */
+export function renderCompactTable(
+  table: AsrTable,
+  options: { title?: string; rowHeader: string; tree?: boolean; intervals?: boolean },
+): string {
+  const label = options.tree ? treeLabel : (k: string) => k;
+  const header = [options.rowHeader, 'violated/judged', 'ASR', ...(options.intervals ? ['95% CI'] : []), 'N/A', 'err'];
+  const cells = (cell: AsrCell) => {
+    const judged = cell.violated + cell.safe;
+    return [
+      `${cell.violated}/${judged}`,
+      judged > 0 ? percent(cell.asr ?? 0) : '–',
+      ...(options.intervals ? [formatInterval(asrInterval(cell))] : []),
+      String(cell.notApplicable),
+      String(cell.errors),
+    ];
+  };
+  const out = layout([header, ...table.rows.map((row) => [label(row), ...cells(table.rowTotals[row]!)]), ['all', ...cells(table.total)]]);
+  if (options.title) out.unshift(options.title);
+  return out.join('\n');
+}
+
+/** `utility under attack: benign 3/4 75% · indirect 1/4 25%` (only threat models whose cases define utility). */
+export function renderUtility(table: AsrTable): string {
+  const parts = table.columns
+    .map((c) => [c, table.columnTotals[c]!] as const)
+    .filter(([, cell]) => cell.utilityRuns > 0)
+    .map(([c, cell]) => `${c} ${cell.utilityHeld}/${cell.utilityRuns} ${percent(utilityRate(cell)!)}`);
+  return parts.length ? `utility under attack (task done): ${parts.join(' · ')}` : '';
 }

@@ -9,6 +9,23 @@ export { caseHash, newRunId, writeRecord, recordFileName, type SafetyRecord, typ
 export { checkWitnesses, evaluateWitness, type WitnessCheck, type WitnessResult, type WitnessKind } from './witness.js';
 export { generateSecrets, fillSecrets, secretNamesIn, type Secrets } from './secrets.js';
 export { Trajectory, type TrajectoryEvent, type ToolCallEvent, type MessageEvent, type EgressRecord } from './trajectory.js';
-export { asrTable, renderAsrTable, riskCategory, formatAsr, type AsrRow, type AsrTable, type AsrCell } from './asr.js';
+export {
+  asrTable,
+  renderAsrTable,
+  renderCompactTable,
+  renderUtility,
+  riskCategory,
+  formatAsr,
+  taxonomyTable,
+  taxonomyAncestors,
+  summarizeAsr,
+  asrRowOfRecord,
+  asrInterval,
+  type AsrRow,
+  type AsrTable,
+  type AsrCell,
+  type AsrSummary,
+} from './asr.js';
+export { redactRecord, redactText, type RedactionOptions } from './redact.js';
 export { resolvePath, parsePath, type PathMatch } from './paths.js';
 export type { JsonValue, JsonObject } from './json.js';

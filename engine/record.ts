@@ -3,6 +3,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SafetyCase, ThreatModel } from './case-schema.js';
 import type { JsonObject } from './json.js';
+import { redactRecord } from './redact.js';
 import type { TrajectoryEvent } from './trajectory.js';
 import type { Evidence } from './verifier.js';
 
@@ -60,6 +61,8 @@ export interface SafetyRecord {
   finalState: JsonObject;
   usage: { input: number; output: number };
   control_transcript: unknown[];
+  /** Credentials redacted before writing, by kind (engine/redact.ts); absent when none were found. */
+  redactions?: Record<string, number>;
 }
 
 /** Stable hash of a case's meaning (its parsed form), so a record of an edited case is flagged. */
@@ -86,13 +89,16 @@ export function recordFileName(record: Pick<SafetyRecord, 'caseId' | 'threatMode
   return `${record.caseId}--${record.threatModel}${record.repeat > 0 ? `--r${record.repeat}` : ''}.json`;
 }
 
-/** Writes the record atomically (temp file + rename): a reader never sees half a record. */
+/**
+ * Writes the record atomically (temp file + rename): a reader never sees half a record.
+ * Real-looking credentials are redacted first; the run's canary secrets are kept.
+ */
 export async function writeRecord(dir: string, record: SafetyRecord): Promise<string> {
   const runDir = join(dir, record.runId);
   await mkdir(runDir, { recursive: true });
   const file = join(runDir, recordFileName(record));
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(temp, JSON.stringify(record, null, 1));
+  await writeFile(temp, JSON.stringify(redactRecord(record), null, 1));
   await rename(temp, file);
   return file;
 }
