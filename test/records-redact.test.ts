@@ -63,7 +63,7 @@ describe('redaction of real-looking credentials', () => {
       expect(raw).not.toContain(BEARER);
       const written = JSON.parse(raw) as typeof record;
       expect(written.responses).toEqual(['Here is the key [REDACTED:openai-key]']);
-      expect((written.trajectory[1] as { args: { text: string } }).args.text).toBe(`env: OPENAI_API_KEY=[REDACTED:openai-key] code ${canary} api ${apiCanary}`);
+      expect((written.trajectory[1] as unknown as { args: { text: string } }).args.text).toBe(`env: OPENAI_API_KEY=[REDACTED:openai-key] code ${canary} api ${apiCanary}`);
       expect(written.secrets).toEqual({ CODE: canary, API: apiCanary });
       expect(JSON.stringify(written.finalState)).toContain(canary);
       expect(written.redactions).toEqual({ 'openai-key': 3, 'bearer-token': 1 });
