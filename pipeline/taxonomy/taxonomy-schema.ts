@@ -1,0 +1,115 @@
+import { z } from 'zod';
+
+/**
+ * The three taxonomy trees (risks, attack methods, environments) as stored under cases/taxonomy/.
+ * A node's id is one path segment; its full id is the `/`-path from the root
+ * (`data-exfiltration/credential-leak`), which is what cases put in `taxonomy.risk`.
+ * docs/pipeline.md documents the format.
+ */
+
+export const treeKinds = ['risks', 'attacks', 'environments'] as const;
+export const treeKind = z.enum(treeKinds);
+export type TreeKind = z.infer<typeof treeKind>;
+
+export const nodeId = z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a node id is lower-case letters, digits and "-"');
+export const nodePath = z
+  .string()
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\/[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'a node path is "/"-separated node ids, e.g. data-exfiltration/credential-leak');
+/** Source ids are lower-case: `owasp-llm01-2025`, `arxiv:2402.01234`, `cve:cve-2025-0001`, `doc:notes/x`. */
+export const sourceId = z.string().regex(/^[a-z0-9][a-z0-9:._/-]*$/, 'a source id is lower-case letters, digits and ":._/-"');
+
+/** A citation of a public framework entry (written for humans; `evidence` holds the source ids). */
+export const reference = z.strictObject({
+  framework: z.string().min(2),
+  id: z.string().min(1),
+  name: z.string().min(2),
+  url: z.url(),
+});
+export type Reference = z.infer<typeof reference>;
+
+const oneOrMany = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((v) => (Array.isArray(v) ? v : [v]));
+
+/**
+ * What a risk (or attack) needs from an environment's tools: an action (one of several) on a
+ * resource (one of several; omitted = any). Compose keeps a tuple only when the environment's
+ * declared capabilities meet every need (pipeline/capabilities.ts).
+ */
+export const need = z.strictObject({ action: oneOrMany, resource: oneOrMany.optional() });
+export type Need = z.infer<typeof need>;
+
+export interface TaxonomyNode {
+  id: string;
+  name: string;
+  description: string;
+  evidence: string[];
+  references: Reference[];
+  needs?: Need[];
+  children: TaxonomyNode[];
+}
+
+export const taxonomyNode: z.ZodType<TaxonomyNode> = z.strictObject({
+  id: nodeId,
+  name: z.string().min(2),
+  description: z.string().min(10, 'describe the class in a sentence'),
+  evidence: z.array(sourceId).default([]),
+  references: z.array(reference).default([]),
+  needs: z.array(need).optional(),
+  get children() {
+    return z.array(taxonomyNode).default([]);
+  },
+}) as unknown as z.ZodType<TaxonomyNode>;
+
+/** A candidate leaf waiting for enough distinct sources (see `createThreshold`). */
+export const pendingNode = z.strictObject({
+  path: nodePath,
+  name: z.string().min(2),
+  description: z.string().min(1),
+  evidence: z.array(sourceId).min(1),
+  terms: z.array(z.string()).default([]),
+});
+export type PendingNode = z.infer<typeof pendingNode>;
+
+/** A concept refused as out of scope, with the reason and the sources that proposed it. */
+export const rejectedConcept = z.strictObject({
+  term: z.string().min(1),
+  reason: z.string().min(1),
+  sources: z.array(sourceId).default([]),
+});
+export type RejectedConcept = z.infer<typeof rejectedConcept>;
+
+export const taxonomyTreeFile = z.strictObject({
+  schema: z.literal('vera.taxonomy/v1'),
+  tree: treeKind,
+  description: z.string().default(''),
+  nodes: z.array(taxonomyNode),
+  pending: z.array(pendingNode).default([]),
+  /** Ids of merged nodes → the node they became (`old/path: new/path`). */
+  redirects: z.record(nodePath, nodePath).default({}),
+  rejected: z.array(rejectedConcept).default([]),
+});
+export type TaxonomyTree = z.infer<typeof taxonomyTreeFile>;
+
+export const sourceRecord = z.strictObject({
+  title: z.string().min(1),
+  url: z.url().optional(),
+  kind: z.enum(['framework', 'paper', 'advisory', 'technique', 'note', 'report']).default('note'),
+  /** Where the document was read (`docs:papers/x.md`, `feed:atlas.yaml`, `arxiv`). */
+  origin: z.string().optional(),
+  /** Set when a later document retracted this one. */
+  retractedBy: z.array(sourceId).optional(),
+});
+export type SourceRecord = z.infer<typeof sourceRecord>;
+
+export const sourcesFile = z.strictObject({
+  schema: z.literal('vera.sources/v1'),
+  sources: z.record(sourceId, sourceRecord),
+});
+export type SourcesFile = z.infer<typeof sourcesFile>;
+
+/** Exploration state carried between runs: the next query frontier and the documents already read. */
+export const explorationFile = z.strictObject({
+  schema: z.literal('vera.exploration/v1'),
+  frontier: z.array(z.string()).default([]),
+  processed: z.array(sourceId).default([]),
+});
+export type ExplorationState = z.infer<typeof explorationFile>;

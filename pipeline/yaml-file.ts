@@ -1,0 +1,103 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Document, isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import type { z } from 'zod';
+import { formatField } from '../engine/case-loader.js';
+
+/**
+ * YAML files of the pipeline (taxonomy trees, goals, reports): read with positions so a bad file
+ * gets one error naming file, line and field; written deterministically (same data → same bytes),
+ * because a run is only reproducible if its outputs are.
+ */
+
+export class PipelineFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${file}:${line} ${field ? `${field}: ` : ''}${detail}`);
+    this.name = 'PipelineFileError';
+  }
+}
+
+/** Parses `source` as YAML and validates it with `schema`; throws PipelineFileError on the first problem. */
+export function parseYaml<T>(source: string, file: string, schema: z.ZodType<T>): T {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(source, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    throw new PipelineFileError(file, lineCounter.linePos(e.pos[0]).line, '', `YAML: ${e.message.split('\n')[0]}`);
+  }
+  const parsed = schema.safeParse(doc.toJS({ maxAliasCount: 100 }));
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const line = lineOf(doc.contents, issue.path, (offset) => lineCounter.linePos(offset).line);
+  throw new PipelineFileError(file, line, formatField(issue.path), issue.message);
+}
+
+export async function readYamlFile<T>(file: string, schema: z.ZodType<T>, label = file): Promise<T> {
+  let source: string;
+  try {
+    source = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read ${label}: ${(error as Error).message}`);
+  }
+  return parseYaml(source, label, schema);
+}
+
+/** The line of the deepest node on `path` that exists (a missing field points at its parent). */
+function lineOf(root: unknown, path: ReadonlyArray<PropertyKey>, lineAt: (offset: number) => number): number {
+  let node: unknown = root;
+  let line = 1;
+  const mark = (n: unknown) => {
+    const range = (n as { range?: [number, number, number] } | null)?.range;
+    if (range) line = lineAt(range[0]);
+  };
+  mark(node);
+  for (const part of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((item) => (item.key as { value?: unknown } | null)?.value === part);
+      if (!pair) break;
+      mark(pair.key);
+      node = pair.value;
+    } else if (isSeq(node) && typeof part === 'number') {
+      node = node.items[part];
+      if (!node) break;
+      mark(node);
+    } else break;
+  }
+  return line;
+}
+
+/**
+ * YAML text for `value`: block style, except short lists of scalars, which are written inline
+ * (`evidence: [a, b]`) so trees stay readable; multi-line strings become block scalars.
+ */
+export function toYaml(value: unknown, header?: string): string {
+  const doc = new Document(value);
+  const visit = (node: unknown) => {
+    if (isSeq(node)) {
+      const scalars = node.items.every((item) => isScalar(item) && !(typeof item.value === 'string' && item.value.includes('\n')));
+      const width = node.items.reduce((n: number, item) => n + String((item as { value?: unknown }).value ?? '').length + 2, 0);
+      if (scalars && node.items.length > 0 && width <= 90) node.flow = true;
+      node.items.forEach(visit);
+    } else if (isMap(node)) {
+      for (const pair of node.items) visit(pair.value as YamlNode);
+    } else if (isScalar(node) && typeof node.value === 'string' && node.value.includes('\n')) {
+      node.type = 'BLOCK_LITERAL';
+    }
+  };
+  visit(doc.contents);
+  if (header) doc.commentBefore = header;
+  return doc.toString({ lineWidth: 0 });
+}
+
+/** Writes a file atomically (temp file + rename), creating its directory. */
+export async function writeFileAtomic(file: string, text: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, text);
+  await rename(temp, file);
+}
