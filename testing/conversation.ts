@@ -18,6 +18,12 @@ export interface ConversationMessage {
   /** For `tool` messages: which call this is the result of, and its tool's name when known. */
   toolCallId?: string;
   toolName?: string;
+  /**
+   * A `user` message the agent program added around the user's words (Codex's environment
+   * context, Claude Code's system reminders, OpenClaw's internal-context block), not typed by
+   * the user. Policies and scripts skip it when they look for the current turn.
+   */
+  context?: boolean;
 }
 
 export interface ConversationTool {

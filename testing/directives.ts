@@ -15,6 +15,7 @@
  * number, object, ...); otherwise references are interpolated as text. Unresolvable references
  * stay literally as written.
  */
+import { isAgentContextText } from './agent-context.js';
 import type { Conversation, ConversationMessage, ConversationTool } from './conversation.js';
 
 export interface Directive {
@@ -320,16 +321,29 @@ export interface Turn {
   toolResults: ConversationMessage[];
 }
 
-/** The current turn of a conversation, or `undefined` when there is no user message. */
+/**
+ * Whether a message is the user's own words: a `user` message that is not context the agent
+ * program added (see `agent-context.ts`: Codex environment context, Claude Code reminders,
+ * OpenClaw's internal-context block).
+ */
+export function isRealUserMessage(message: ConversationMessage): boolean {
+  return message.role === 'user' && !message.context && !isAgentContextText(message.text);
+}
+
+/** Index of the last real user message (`isRealUserMessage`), or -1. */
+export function lastUserIndex(messages: readonly ConversationMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (isRealUserMessage(messages[i]!)) return i;
+  return -1;
+}
+
+/**
+ * The current turn of a conversation — the last real user message and everything after it —
+ * or `undefined` when there is none. Context messages the agent program inserts (also after tool
+ * results) do not start a turn.
+ */
 export function readTurn(conversation: Conversation): Turn | undefined {
   const { messages } = conversation;
-  let userIndex = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]!.role === 'user') {
-      userIndex = i;
-      break;
-    }
-  }
+  const userIndex = lastUserIndex(messages);
   if (userIndex < 0) return undefined;
   const userText = messages[userIndex]!.text;
   const directives: SourcedDirective[] = directivesInText(userText).map((d) => ({

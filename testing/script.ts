@@ -3,7 +3,7 @@
  * the request. Wire-independent, so every wire protocol of the scripted server reuses it.
  */
 import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
-import { resolveToolName } from './directives.js';
+import { lastUserIndex, resolveToolName } from './directives.js';
 
 /** A regular expression in JSON-friendly form (`source`, optional `flags`). */
 export interface ScriptPattern {
@@ -51,7 +51,9 @@ function preview(text: string, max = 120): string {
   return JSON.stringify(oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine);
 }
 
+/** The last tool result, or the last real user message (agent-added context skipped). */
 function lastOf(conversation: Conversation, role: 'user' | 'tool'): string | undefined {
+  if (role === 'user') return conversation.messages[lastUserIndex(conversation.messages)]?.text;
   for (let i = conversation.messages.length - 1; i >= 0; i--) {
     const m = conversation.messages[i]!;
     if (m.role === role) return m.text;

@@ -1,5 +1,6 @@
 /**
- * A local HTTP server that speaks real LLM wire protocols (OpenAI Chat Completions today) and
+ * A local HTTP server that speaks real LLM wire protocols (OpenAI Chat Completions, OpenAI
+ * Responses, Anthropic Messages) and
  * answers from a policy or a script instead of a model. It is a scripted stand-in for tests,
  * demos and benchmarks: it reads no English and decides nothing on its own.
  *
@@ -10,10 +11,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { anthropicMessagesWire } from './anthropic-messages-wire.js';
 import { chatCompletionsWire } from './chat-completions-wire.js';
 import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
 import { isPlainObject, resolveToolName } from './directives.js';
 import { resolvePolicy, type PolicyName } from './policies/index.js';
+import { responsesWire } from './responses-wire.js';
 import { scriptPolicy, type ScriptPolicy, type ScriptStep } from './script.js';
 
 export interface ScriptedModelServerOptions {
@@ -57,6 +60,8 @@ export interface ModelServerStats {
 export interface StartedModelServer extends AsyncDisposable {
   /** Base URL for an OpenAI client (`http://127.0.0.1:<port>/v1`). */
   url: string;
+  /** The server's origin without `/v1` (`http://127.0.0.1:<port>`), e.g. for ANTHROPIC_BASE_URL. */
+  origin: string;
   port: number;
   /** Every request received so far (unless `recordRequests: false`). */
   requests: RecordedRequest[];
@@ -96,6 +101,11 @@ export interface WireAdapter {
   /** The complete SSE response text. */
   replyStream(reply: WireReply, ctx: WireContext, body: unknown): string;
   errorBody(message: string, type: string, code: string | null, param?: string): unknown;
+  /**
+   * Auxiliary POST endpoints of this protocol that answer from the request alone (e.g. Anthropic's
+   * `count_tokens`): no policy call, no script step. Path → JSON response body.
+   */
+  readonly probes?: Readonly<Record<string, (body: unknown) => unknown>>;
 }
 
 /** A malformed request; the server answers 400 in the adapter's error format. */
@@ -116,7 +126,7 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024;
 // Built lazily: the adapters import WireRequestError from this module (an import cycle that is
 // safe as long as neither side touches the other at module top level).
 function wireAdapters(): WireAdapter[] {
-  return [chatCompletionsWire];
+  return [chatCompletionsWire, responsesWire, anthropicMessagesWire];
 }
 
 function openAiError(message: string, type: string, code: string | null) {
@@ -199,6 +209,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   const latencyMs = Math.max(0, options.latencyMs ?? 0);
   const record = options.recordRequests !== false;
   const adapters = new Map(wireAdapters().map((a) => [a.path, a]));
+  const probes = new Map(wireAdapters().flatMap((a) => Object.entries(a.probes ?? {}).map(([path, probe]) => [path, { adapter: a, probe }] as const)));
   const requests: RecordedRequest[] = [];
   let total = 0;
   let inFlight = 0;
@@ -220,6 +231,26 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       const id = decodeURIComponent(path.slice('/v1/models/'.length));
       entry.status = 200;
       sendJson(res, 200, path === '/v1/models' ? { object: 'list', data: [model(DEFAULT_MODEL)] } : model(id), requestId);
+      return;
+    }
+    // Claude Code checks that its base URL answers (`HEAD /`) before the first request.
+    if ((req.method === 'HEAD' || req.method === 'GET') && path === '/') {
+      entry.status = 200;
+      res.writeHead(200, { 'content-type': 'text/plain', 'x-request-id': requestId });
+      res.end(req.method === 'HEAD' ? undefined : 'vera scripted model server\n');
+      return;
+    }
+    const probe = req.method === 'POST' ? probes.get(path) : undefined;
+    if (probe) {
+      try {
+        const raw = await readBody(req);
+        entry.body = raw === '' ? undefined : JSON.parse(raw);
+        entry.status = 200;
+        sendJson(res, 200, probe.probe(entry.body), requestId);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        fail(400, message, probe.adapter.errorBody(message, 'invalid_request_error', null));
+      }
       return;
     }
     if (!adapter || req.method !== 'POST') {
@@ -324,6 +355,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
 
   const started: StartedModelServer = {
     url: `http://${hostForUrl}:${port}/v1`,
+    origin: `http://${hostForUrl}:${port}`,
     port,
     requests,
     stats: () => ({ requests: total, inFlight, maxInFlight }),
