@@ -1,15 +1,38 @@
-import type { ControlAgent, ControlSession } from './control.js';
+import { answerFrom, questionsIn } from './clarifying-questions.js';
+import type { ControlAgent, ControlDecision, ControlExchange, ControlSession } from './control.js';
 
-/** An honest user: sends the case's task once and then stops. No attack, no injection. */
+/**
+ * The honest user (deterministic): sends the case's task, then answers the agent's clarifying
+ * questions from the case's `user.answers` / `user.facts` — never anything else, never an attack.
+ * It stops when the agent asks nothing, when it cannot answer what was asked, or when it would
+ * only repeat itself.
+ */
 export function benignUser(): ControlAgent {
   return {
     id: 'benign-user',
+    role: 'user',
     start(ctx): ControlSession {
+      const transcript: ControlExchange[] = [];
+      const given = new Set<string>();
+      const decide = (turn: number, decision: ControlDecision, strategy?: string, note?: string): ControlDecision => {
+        transcript.push({ turn, ...(strategy ? { strategy } : {}), decision, ...(note ? { note } : {}) });
+        return decision;
+      };
       return {
-        transcript: [],
+        transcript,
         async next(observation) {
-          if (observation.turn === 0) return { action: 'send', message: ctx.spec.task, strategy: 'honest-task' };
-          return { action: 'stop', reason: 'task delivered' };
+          const { turn } = observation;
+          if (turn === 0) return decide(turn, { action: 'send', message: ctx.spec.task, strategy: 'honest-task' }, 'honest-task');
+          const questions = questionsIn(observation.responses.at(-1) ?? '');
+          if (questions.length === 0) return decide(turn, { action: 'stop', reason: 'task delivered; the agent asked nothing more' });
+          const answer = answerFrom(ctx.spec.user, questions);
+          const asked = questions.join(' ');
+          if (!answer) {
+            return decide(turn, { action: 'stop', reason: `the agent asked "${asked}", and the case's user.facts/answers do not answer it` });
+          }
+          if (given.has(answer.reply)) return decide(turn, { action: 'stop', reason: `the agent asked again; the user already answered (${answer.from.join(', ')})` });
+          given.add(answer.reply);
+          return decide(turn, { action: 'send', message: answer.reply, strategy: 'answer-question' }, 'answer-question', `answers "${asked}" from ${answer.from.join(', ')}`);
         },
       };
     },

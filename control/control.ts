@@ -1,10 +1,12 @@
 import type { Budgets, SafetyCase, ThreatModel } from '../engine/case-schema.js';
 import type { TrajectoryEvent } from '../engine/trajectory.js';
 import type { ToolDescriptor } from '../sandbox/sandbox.js';
+import type { StrategyPlan } from './strategies.js';
 
 /**
  * The control agent drives the conversation: it chooses each user message from what the agent
- * did so far. Benign users send the task; adversaries adapt (scripted or LLM-driven).
+ * did so far. Benign users send the task (and answer clarifying questions); adversaries adapt
+ * (scripted or LLM-driven).
  */
 export interface ControlContext {
   spec: SafetyCase;
@@ -14,6 +16,10 @@ export interface ControlContext {
   /** Ids and current payloads of the injection rules active in this run (empty when none). */
   injectionPayloads: Record<string, string>;
   signal: AbortSignal;
+  /** This run's seed (recorded): LLM controls send it with each model request; scripted ones derive choices from it. */
+  seed: number;
+  /** Which repeat of the case this run is (0-based). */
+  repeat: number;
 }
 
 export interface ControlObservation {
@@ -27,7 +33,7 @@ export type ControlDecision =
   | {
       action: 'send';
       message: string;
-      /** Strategy the control agent says it is using (recorded for audit). */
+      /** Strategy the control agent is using (recorded for audit). */
       strategy?: string;
       /** New payloads for injection rules, by rule id, applied from this turn on. */
       payloads?: Record<string, string>;
@@ -35,22 +41,76 @@ export type ControlDecision =
     }
   | { action: 'stop'; reason: string };
 
-/** One request/response of an LLM-driven control agent, kept in the record for audit. */
+/** One chat message of a control agent's model request, as sent. */
+export interface ControlChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** A model request of an LLM-driven control agent. */
+export interface ControlModelRequest {
+  model: string;
+  seed: number;
+  temperature?: number;
+  /**
+   * The messages this request added to the conversation (the first request carries the system
+   * prompt). The full request is every earlier exchange's `request.messages` and
+   * `response.content` (as an assistant message), then these.
+   */
+  messages: ControlChatMessage[];
+  /** How many messages the request held in all. */
+  totalMessages: number;
+}
+
+export interface ControlModelResponse {
+  content: string;
+  finishReason?: string;
+  usage?: { input: number; output: number };
+}
+
+/** A strategy change, and why. */
+export interface StrategySwitch {
+  from: string;
+  to: string;
+  reason: string;
+}
+
+/**
+ * One decision of a control agent, kept in the record for audit: for LLM-driven ones the exact
+ * request and response; for all, the strategy in force, switches, payload rewrites and stops.
+ */
 export interface ControlExchange {
+  /** Turns completed when the decision was made. */
   turn: number;
-  request: unknown;
-  response: unknown;
+  /** The strategy in force for this decision. */
+  strategy?: string;
+  switched?: StrategySwitch;
+  request?: ControlModelRequest;
+  response?: ControlModelResponse;
   decision: ControlDecision;
+  /** Payload rewrites the decision asked for: applied (by rule id) and rejected (unknown rules, or no injection channel). */
+  payloads?: { applied: Record<string, string>; rejected: string[] };
+  /** Why the decision is what it is, when not obvious (e.g. the question a benign user answered). */
+  note?: string;
 }
 
 export interface ControlSession {
   next(observation: ControlObservation): Promise<ControlDecision>;
-  /** Everything the control agent exchanged with its model (empty for scripted ones). */
+  /** Every decision, and everything the control agent exchanged with its model. */
   readonly transcript: readonly ControlExchange[];
+  /** The adversary's strategy plan (sequence, where it came from, switching rule), when it has one. */
+  readonly plan?: StrategyPlan;
 }
+
+/**
+ * `role` says who the control agent speaks for. The engine refuses an `adversary` in a threat
+ * model whose user is honest (`benign`, `indirect`).
+ */
+export type ControlRole = 'user' | 'adversary';
 
 export interface ControlAgent {
   readonly id: string;
+  readonly role?: ControlRole;
   start(ctx: ControlContext): ControlSession | Promise<ControlSession>;
 }
 

@@ -1,14 +1,15 @@
-import { ControlError, type ControlAgent, type ControlSession } from './control.js';
+import { ControlError, type ControlAgent, type ControlDecision, type ControlExchange, type ControlSession } from './control.js';
 
 /**
- * Sends the case's `attack.messages` one per turn: deterministic, no model needed. In the
- * multi-channel model the adversary controls tool results too, so it opens with the honest task
- * as cover — that is what makes the agent call the tools whose results carry the injections —
- * and then sends its messages.
+ * Sends the case's `attack.messages` one per turn: deterministic, no model needed (the seed changes
+ * nothing). In the multi-channel model the adversary controls tool results too, so it opens with
+ * the honest task as cover — that is what makes the agent call the tools whose results carry the
+ * injections — and then sends its messages.
  */
 export function scriptedAdversary(): ControlAgent {
   return {
     id: 'scripted-adversary',
+    role: 'adversary',
     start(ctx): ControlSession {
       const scripted = ctx.spec.attack.messages ?? [];
       let messages: string[];
@@ -19,12 +20,16 @@ export function scriptedAdversary(): ControlAgent {
           `case ${ctx.spec.id} has no attack.messages for the scripted adversary in "${ctx.threatModel}"; add attack.messages or configure an LLM adversary (adversary: { type: 'llm', model })`,
         );
       }
+      const transcript: ControlExchange[] = [];
       return {
-        transcript: [],
+        transcript,
         async next(observation) {
           const message = messages[observation.turn];
-          if (message === undefined) return { action: 'stop', reason: 'script exhausted' };
-          return { action: 'send', message, strategy: observation.turn === 0 && ctx.threatModel === 'multi-channel' ? 'cover-task' : 'scripted' };
+          const strategy = observation.turn === 0 && ctx.threatModel === 'multi-channel' ? 'cover-task' : 'scripted';
+          const decision: ControlDecision =
+            message === undefined ? { action: 'stop', reason: 'script exhausted' } : { action: 'send', message, strategy };
+          transcript.push({ turn: observation.turn, ...(decision.action === 'send' ? { strategy } : {}), decision });
+          return decision;
         },
       };
     },

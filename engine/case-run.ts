@@ -8,6 +8,7 @@ import { adversarialUser, environmentsOf, injectsToolResults, type SafetyCase, t
 import type { JsonObject } from './json.js';
 import { caseHash, newRunId, type PhaseTimings, type SafetyRecord, type Verdict } from './record.js';
 import { fillSecrets, generateSecrets, type Secrets } from './secrets.js';
+import { repeatSeed } from './seed.js';
 import { Trajectory } from './trajectory.js';
 import { evaluatePredicate, type CustomCheck, type PredicateResult } from './verifier.js';
 
@@ -17,6 +18,8 @@ export interface CaseRunOptions {
   caseFile?: string;
   runId?: string;
   repeat?: number;
+  /** This run's seed (recorded; given to the control agent). Default: derived from the case id and repeat. */
+  seed?: number;
   /** Named TypeScript checks a hand-written case may reference with `custom:`. */
   custom?: Record<string, CustomCheck>;
   /** Cancels the run (test timeout, user abort); the case's time budget is added on top. */
@@ -38,6 +41,7 @@ export type StopReason = string;
  */
 export class CaseRun implements AsyncDisposable {
   readonly runId: string;
+  readonly seed: number;
   readonly trajectory = new Trajectory();
   readonly secrets: Secrets;
   readonly signal: AbortSignal;
@@ -66,6 +70,7 @@ export class CaseRun implements AsyncDisposable {
   constructor(readonly options: CaseRunOptions) {
     const { spec, threatModel } = options;
     this.runId = options.runId ?? newRunId();
+    this.seed = options.seed ?? repeatSeed(0, spec.id, options.repeat ?? 0);
     this.secrets = generateSecrets(spec.secrets, spec.init);
     this.budgetTimer = new AbortController();
     const timer = setTimeout(
@@ -141,6 +146,10 @@ export class CaseRun implements AsyncDisposable {
   }
 
   async startControl(agent: ControlAgent): Promise<ControlSession> {
+    // An honest-user threat model never gets an adversary, whatever was configured.
+    if (agent.role === 'adversary' && !adversarialUser(this.threatModel)) {
+      throw new Error(`control agent ${agent.id} is an adversary, but in "${this.threatModel}" the user is honest`);
+    }
     this.controlId = agent.id;
     this.control = await agent.start({
       spec: this.spec,
@@ -149,6 +158,8 @@ export class CaseRun implements AsyncDisposable {
       tools: this.sandbox?.tools() ?? [],
       injectionPayloads: this.injections?.payloads() ?? {},
       signal: this.signal,
+      seed: this.seed,
+      repeat: this.options.repeat ?? 0,
     });
     return this.control;
   }
@@ -276,6 +287,7 @@ export class CaseRun implements AsyncDisposable {
       taxonomy: this.spec.taxonomy,
       threatModel: this.threatModel,
       repeat: this.options.repeat ?? 0,
+      seed: this.seed,
       agent: this.agentId,
       control: this.controlId,
       backend: this.sandbox?.backend ?? 'none',
@@ -300,6 +312,7 @@ export class CaseRun implements AsyncDisposable {
       finalState: this.finalState,
       usage: { ...this.usage },
       control_transcript: [...(this.control?.transcript ?? [])],
+      ...(this.control?.plan ? { controlPlan: this.control.plan } : {}),
     };
   }
 

@@ -28,6 +28,36 @@ const taxonomyRef = z
   .string()
   .regex(/^[a-z0-9-]+(\/[a-z0-9-]+)*$/, 'a taxonomy reference is a "/"-separated path of lower-case ids, e.g. data-exfiltration/credential-leak');
 
+/**
+ * The LLM adversary's built-in strategies (docs/threat-models.md). Each has its own prompt
+ * guidance in `control/strategies.ts`; a case may pin its own sequence in `attack.strategies`.
+ */
+export const strategyIds = [
+  'direct-request',
+  'role-play',
+  'authority-impersonation',
+  'task-decomposition',
+  'gradual-escalation',
+  'encoding-obfuscation',
+  'payload-splitting',
+] as const;
+export const strategyId = z.enum(strategyIds);
+export type StrategyId = z.infer<typeof strategyId>;
+
+/**
+ * What the honest user knows beyond the task, so the benign user simulator can answer the
+ * agent's clarifying questions without attacking: free facts, and canned answers.
+ */
+export const userKnowledge = z.strictObject({
+  /** `topic: answer`. A question that names the topic (all of its words) gets the answer. */
+  facts: z.record(z.string().min(1), z.string().min(1)).default({}),
+  /** Checked before `facts`: a question containing `when` (or any of them; case-insensitive) gets `reply`. */
+  answers: z
+    .array(z.strictObject({ when: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), reply: z.string().min(1) }))
+    .default([]),
+});
+export type UserKnowledge = z.infer<typeof userKnowledge>;
+
 export const injectionMode = z.enum(['identity', 'append', 'prefix', 'override']);
 export type InjectionMode = z.infer<typeof injectionMode>;
 
@@ -102,11 +132,15 @@ export const safetyCase = z
     /** Environments mounted in the sandbox (default: the taxonomy environment's first segment). */
     environments: z.array(z.string().min(1)).min(1).optional(),
     task: z.string().min(3),
+    /** What the honest user can tell the agent when it asks (benign user simulator). */
+    user: userKnowledge.optional(),
     attack: z
       .strictObject({
         guidance: z.string().optional(),
         messages: z.array(z.string().min(1)).optional(),
         injections: z.array(injectionRule).default([]),
+        /** The LLM adversary's strategy sequence for this case (overrides the per-attack-method defaults). */
+        strategies: z.array(strategyId).min(1).optional(),
       })
       .default({ injections: [] }),
     secrets: z.record(z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'secret names are UPPER_SNAKE_CASE'), secretSpec).default({}),
@@ -115,6 +149,8 @@ export const safetyCase = z
     utility: predicate.optional(),
     budgets: budgets.default({ turns: 3, toolCalls: 30, seconds: 120 }),
     threatModels: z.array(threatModel).min(1).default(['benign', 'single-channel', 'multi-channel']),
+    /** Runs per threat model (overrides the run's `repeats` option); each repeat is seeded and recorded. */
+    repeats: z.int().positive().max(1000).optional(),
     witnesses: z.strictObject({ violating: witness, safe: witness }),
     tags: z.array(z.string()).default([]),
   })

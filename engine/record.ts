@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ControlExchange } from '../control/control.js';
+import type { StrategyPlan } from '../control/strategies.js';
 import type { SafetyCase, ThreatModel } from './case-schema.js';
 import type { JsonObject } from './json.js';
 import { redactRecord } from './redact.js';
@@ -41,6 +43,8 @@ export interface SafetyRecord {
   taxonomy: SafetyCase['taxonomy'];
   threatModel: ThreatModel;
   repeat: number;
+  /** This run's seed (per repeat; see engine/seed.ts). Absent only in records written before seeds existed. */
+  seed?: number;
   agent: string;
   control: string;
   backend: string;
@@ -60,7 +64,10 @@ export interface SafetyRecord {
   initialState: JsonObject;
   finalState: JsonObject;
   usage: { input: number; output: number };
-  control_transcript: unknown[];
+  /** Every control-agent decision: model requests and responses, strategy, switches, payload rewrites, stops. */
+  control_transcript: ControlExchange[];
+  /** The adversary's strategy plan (sequence, source, switching rule), when it had one. */
+  controlPlan?: StrategyPlan;
   /** Credentials redacted before writing, by kind (engine/redact.ts); absent when none were found. */
   redactions?: Record<string, number>;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { threatModel } from '../engine/case-schema.js';
+import { strategyId, threatModel } from '../engine/case-schema.js';
 
 /**
  * `vera(options)`. Options cross from the config process to test workers as JSON (Vitest's
@@ -31,17 +31,37 @@ const moduleAgentSpec = z.strictObject({
 export const agentSpec = z.discriminatedUnion('type', [referenceAgentSpec, moduleAgentSpec]);
 export type AgentSpec = z.infer<typeof agentSpec>;
 
+/** A model reached through the `openai` package (any compatible endpoint); no fallback to another. */
+const llmControlFields = {
+  type: z.literal('llm'),
+  model: z.string().min(1),
+  /** OpenAI-compatible endpoint; `scripted:<policy>` starts the embedded scripted model (e.g. `scripted:adversary`). */
+  baseURL: z.string().optional(),
+  /** Name of the environment variable holding the API key (default OPENAI_API_KEY). */
+  apiKeyEnv: z.string().optional(),
+  temperature: z.number().optional(),
+  /** Retries of the same request on 429/5xx (default 2). */
+  maxRetries: z.int().min(0).max(10).optional(),
+};
+
 export const adversarySpec = z.union([
   z.literal('scripted'),
   z.strictObject({
-    type: z.literal('llm'),
-    model: z.string().min(1),
-    baseURL: z.string().optional(),
-    apiKeyEnv: z.string().optional(),
-    temperature: z.number().optional(),
+    ...llmControlFields,
+    /**
+     * Strategy sequences by attack method (taxonomy id or `/`-prefix; `*` for any), over the
+     * built-in defaults; a case's `attack.strategies` wins over both.
+     */
+    strategies: z.record(z.string().min(1), z.array(strategyId).min(1)).optional(),
+    /** Characters of each tool result shown to the adversary (default 1200). */
+    maxResultChars: z.int().positive().optional(),
   }),
 ]);
 export type AdversarySpec = z.infer<typeof adversarySpec>;
+
+/** Who plays the honest user in benign and indirect runs. */
+export const userSpec = z.union([z.literal('scripted'), z.strictObject(llmControlFields)]);
+export type UserSpec = z.infer<typeof userSpec>;
 
 export const veraOptions = z.strictObject({
   /** Case files to run (globs, relative to the project root). */
@@ -49,6 +69,15 @@ export const veraOptions = z.strictObject({
   agent: agentSpec,
   /** Who plays the hostile user in single- and multi-channel runs. */
   adversary: adversarySpec.default('scripted'),
+  /**
+   * Who plays the honest user in benign and indirect runs: `'scripted'` (the task, then answers
+   * from the case's `user.facts`/`user.answers`) or an LLM.
+   */
+  user: userSpec.default('scripted'),
+  /** Runs of each case per threat model (a case's own `repeats` wins); each repeat is seeded and recorded. */
+  repeats: z.int().positive().max(1000).default(1),
+  /** Base seed the per-repeat seeds derive from (engine/seed.ts). */
+  seed: z.int().min(0).default(0),
   /** Run only these threat models (each case still lists which it supports). */
   threatModels: z.array(threatModel).min(1).optional(),
   sandbox: z.enum(['in-process']).default('in-process'),

@@ -4,11 +4,13 @@ import type { AgentAdapter } from '../adapters/adapter.js';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import type { ControlAgent } from '../control/control.js';
 import { llmAdversary } from '../control/llm-adversary.js';
+import { benignUser } from '../control/benign-user.js';
+import { llmUser } from '../control/llm-user.js';
 import { scriptedAdversary } from '../control/scripted-adversary.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import type { EnvironmentDefinition } from '../sandbox/environment.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
-import type { AdversarySpec, AgentSpec, VeraRuntimeConfig } from './options.js';
+import type { AdversarySpec, AgentSpec, UserSpec, VeraRuntimeConfig } from './options.js';
 
 /** Turns the JSON options a worker receives into live parts; one of each per worker. */
 const agents = new Map<string, Promise<AgentAdapter>>();
@@ -51,14 +53,27 @@ function requireEnv(name: string): string {
   return value;
 }
 
-export function resolveAdversary(spec: AdversarySpec): ControlAgent {
-  if (spec === 'scripted') return scriptedAdversary();
-  return llmAdversary({
+function controlModel(spec: Exclude<UserSpec, 'scripted'>) {
+  return {
     model: spec.model,
     ...(spec.baseURL ? { baseURL: spec.baseURL } : {}),
     ...(spec.apiKeyEnv ? { apiKey: requireEnv(spec.apiKeyEnv) } : {}),
     ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
+    ...(spec.maxRetries !== undefined ? { maxRetries: spec.maxRetries } : {}),
+  };
+}
+
+export function resolveAdversary(spec: AdversarySpec): ControlAgent {
+  if (spec === 'scripted') return scriptedAdversary();
+  return llmAdversary({
+    ...controlModel(spec),
+    ...(spec.strategies ? { strategies: spec.strategies } : {}),
+    ...(spec.maxResultChars ? { maxResultChars: spec.maxResultChars } : {}),
   });
+}
+
+export function resolveUser(spec: UserSpec): ControlAgent {
+  return spec === 'scripted' ? benignUser() : llmUser(controlModel(spec));
 }
 
 let backend: Promise<SandboxBackend> | undefined;

@@ -10,7 +10,8 @@ import type { StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
 import type { StartedSandbox } from '../sandbox/sandbox.js';
 import { installMatchers } from './matchers.js';
 import { PROVIDE_KEY, type VeraRuntimeConfig } from './options.js';
-import { resolveAdversary, resolveAgent, resolveBackend } from './resolve-parts.js';
+import { resolveAdversary, resolveAgent, resolveBackend, resolveUser } from './resolve-parts.js';
+import { repeatSeed } from '../engine/seed.js';
 import { VeraRunError, testMeta, type VeraTestMeta } from './test-meta.js';
 
 /**
@@ -68,8 +69,16 @@ export function defineCaseTests(data: CaseModuleData) {
 
   const caseTest = test.extend<CaseFixtures>({
     caseRun: async ({ task, signal }, use) => {
-      const threatModel = task.meta.vera!.threatModel;
-      const run: CaseFixtures['caseRun'] = new CaseRun({ spec, threatModel, caseFile: data.file, runId: config.runId, signal });
+      const { threatModel, repeat = 0, seed } = task.meta.vera!;
+      const run: CaseFixtures['caseRun'] = new CaseRun({
+        spec,
+        threatModel,
+        caseFile: data.file,
+        runId: config.runId,
+        signal,
+        repeat,
+        ...(seed !== undefined ? { seed } : {}),
+      });
       try {
         await use(run);
       } finally {
@@ -104,22 +113,30 @@ export function defineCaseTests(data: CaseModuleData) {
     control: async ({ caseRun, agent }, use) => {
       void agent;
       const control = await stage(caseRun, () =>
-        caseRun.startControl(controlFor(caseRun.threatModel, { adversary: resolveAdversary(config.options.adversary) })),
+        caseRun.startControl(
+          controlFor(caseRun.threatModel, { adversary: resolveAdversary(config.options.adversary), user: resolveUser(config.options.user) }),
+        ),
       );
       await use(control);
     },
   });
 
   const timeout = spec.budgets.seconds * 1000 + 30_000;
+  // One test per (threat model, repeat): each repeat is its own judged run with its own record,
+  // JUnit testcase and evidence, and a crash fails that repeat only. `r<k>` matches the record file.
+  const repeats = spec.repeats ?? config.options.repeats;
   const define = (threatModel: ThreatModel, fn: (ctx: CaseFixtures & TestContext) => Promise<void>) => {
     if (config.options.threatModels && !config.options.threatModels.includes(threatModel)) return;
     const risk = spec.taxonomy.risk.split('/')[0]!;
     const tags = [`threat:${threatModel}`, ...(config.riskTags.includes(`risk:${risk}`) ? [`risk:${risk}`] : [])];
-    caseTest(
-      `${spec.id} › [${threatModel}]`,
-      { concurrent: true, timeout, tags, meta: { vera: testMeta(spec, threatModel, data.file) } },
-      fn as never,
-    );
+    for (let repeat = 0; repeat < repeats; repeat++) {
+      const run = { repeat, seed: repeatSeed(config.options.seed, spec.id, repeat) };
+      caseTest(
+        `${spec.id} › [${threatModel}]${repeats > 1 ? ` r${repeat}` : ''}`,
+        { concurrent: true, timeout, tags, meta: { vera: testMeta(spec, threatModel, data.file, undefined, undefined, run) } },
+        fn as never,
+      );
+    }
   };
 
   define.execute = async ({ caseRun, task, annotate, skip }: ExecuteContext): Promise<void> => {
@@ -132,15 +149,16 @@ export function defineCaseTests(data: CaseModuleData) {
     caseRun.recorded = true;
     const written = await finalizeRecord(record, recordDir);
     task.meta.vera = testMeta(spec, caseRun.threatModel, data.file, record, written.recordFile);
-    await annotateRecord(annotate, record);
+    await annotateRecord(annotate, record, repeats > 1);
     conclude(record, skip, data);
   };
   return define;
 }
 
 /** Annotations become JUnit `<property>` elements: the fields a CI dashboard groups by. */
-async function annotateRecord(annotate: TestContext['annotate'], record: SafetyRecord): Promise<void> {
+async function annotateRecord(annotate: TestContext['annotate'], record: SafetyRecord, repeated = false): Promise<void> {
   await Promise.all([
+    ...(repeated ? [annotate(String(record.repeat), 'vera.repeat'), annotate(String(record.seed ?? ''), 'vera.seed')] : []),
     annotate(record.taxonomy.risk, 'vera.risk'),
     annotate(record.taxonomy.attack, 'vera.attack'),
     annotate(record.taxonomy.environment, 'vera.environment'),

@@ -13,6 +13,14 @@ export interface VeraTestMeta {
   attack: string;
   environment: string;
   threatModel: ThreatModel;
+  /** Which repeat of the case (0-based; the record file has `--r<repeat>` when > 0). */
+  repeat?: number;
+  /** This repeat's seed (engine/seed.ts). */
+  seed?: number;
+  /** Strategies the control agent used, in order of first use (LLM adversary: its plan as it went). */
+  strategies?: string[];
+  /** Why the conversation ended (goal reached, turn budget, attack exhausted, …). */
+  stopReason?: string;
   /** Absent until the run has a verdict (a test that crashed in setup has none). */
   status?: RunStatus;
   evidence?: string[];
@@ -31,6 +39,7 @@ export function testMeta(
   file: string,
   record?: SafetyRecord,
   recordFile?: string,
+  run?: { repeat: number; seed: number },
 ): VeraTestMeta {
   const meta: VeraTestMeta = {
     caseId: spec.id,
@@ -41,7 +50,14 @@ export function testMeta(
     environment: spec.taxonomy.environment,
     threatModel,
   };
+  const repeat = record?.repeat ?? run?.repeat;
+  const seed = record?.seed ?? run?.seed;
+  if (repeat !== undefined) meta.repeat = repeat;
+  if (seed !== undefined) meta.seed = seed;
   if (record) {
+    const used = [...new Set(record.control_transcript.flatMap((e) => (e.decision.action === 'send' && e.strategy ? [e.strategy] : [])))];
+    if (used.length > 0) meta.strategies = used;
+    meta.stopReason = record.stopReason;
     meta.status = record.status;
     meta.evidence = record.verdict.evidence.filter((e) => e.holds === (record.status === 'violated')).map((e) => `${e.at}: ${e.message}`);
     if (record.verdict.reason) meta.reason = record.verdict.reason;

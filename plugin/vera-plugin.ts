@@ -31,13 +31,19 @@ function parseOptions(options: VeraOptions): ResolvedVeraOptions {
 
 /** Starts the embedded scripted model when the agent points at `scripted:<policy>`; returns the URL to use. */
 async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest): Promise<ResolvedVeraOptions> {
-  const agent = options.agent;
-  if (agent.type !== 'reference' || !agent.baseURL?.startsWith('scripted:')) return options;
-  const policy = agent.baseURL.slice('scripted:'.length);
-  const { startScriptedModelServer } = await import('../testing/scripted-model-server.js');
-  const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' });
-  vitest.onClose(() => server.close());
-  return { ...options, agent: { ...agent, baseURL: server.url } };
+  const embedded = async <T extends { baseURL?: string | undefined }>(part: T): Promise<T> => {
+    if (!part.baseURL?.startsWith('scripted:')) return part;
+    const policy = part.baseURL.slice('scripted:'.length);
+    const { startScriptedModelServer } = await import('../testing/scripted-model-server.js');
+    const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' });
+    vitest.onClose(() => server.close());
+    return { ...part, baseURL: server.url };
+  };
+  const agent = options.agent.type === 'reference' ? await embedded(options.agent) : options.agent;
+  // The LLM adversary and LLM user may use the embedded scripted model too (e.g. `scripted:adversary`).
+  const adversary = options.adversary === 'scripted' ? options.adversary : await embedded(options.adversary);
+  const user = options.user === 'scripted' ? options.user : await embedded(options.user);
+  return { ...options, agent, adversary, user };
 }
 
 /** Top-level risk categories of the cases in the project, defined as tags (`risk:<category>`). */

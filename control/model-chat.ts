@@ -1,0 +1,85 @@
+import type OpenAI from 'openai';
+import { openAIClient } from '../adapters/reference-agent.js';
+import { ControlError, type ControlChatMessage, type ControlModelRequest, type ControlModelResponse } from './control.js';
+
+/** How an LLM-driven control agent reaches its model. */
+export interface ControlModelOptions {
+  model: string;
+  /** OpenAI-compatible endpoint (default OPENAI_BASE_URL, then the OpenAI API). */
+  baseURL?: string;
+  /** Default OPENAI_API_KEY. */
+  apiKey?: string;
+  temperature?: number;
+  /** Retries of the same request on 429/5xx inside the openai client (default 2). Never another model. */
+  maxRetries?: number;
+}
+
+/**
+ * One control agent's conversation with its model: keeps the history, sends the run's seed and
+ * asks for a JSON object. A failed request is a `ControlError` — there is no fallback to another
+ * model or service, so a run never silently tests with a different adversary than configured.
+ */
+export class ControlModelChat {
+  private readonly history: ControlChatMessage[] = [];
+  private readonly client: OpenAI;
+
+  constructor(
+    private readonly options: ControlModelOptions,
+    private readonly seed: number,
+    private readonly signal: AbortSignal,
+    private readonly role: string,
+  ) {
+    this.client = openAIClient({
+      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+    });
+  }
+
+  /** Appends `added` to the conversation, asks the model, and returns what went out and came back. */
+  async ask(added: ControlChatMessage[]): Promise<{ request: ControlModelRequest; response: ControlModelResponse }> {
+    this.history.push(...added);
+    const request: ControlModelRequest = {
+      model: this.options.model,
+      seed: this.seed,
+      ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
+      messages: added,
+      totalMessages: this.history.length,
+    };
+    let response: ControlModelResponse;
+    try {
+      const completion = await this.client.chat.completions.create(
+        {
+          model: this.options.model,
+          messages: [...this.history],
+          seed: this.seed,
+          response_format: { type: 'json_object' },
+          ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
+        },
+        { signal: this.signal },
+      );
+      const choice = completion.choices[0];
+      response = {
+        content: choice?.message.content ?? '',
+        ...(choice?.finish_reason ? { finishReason: choice.finish_reason } : {}),
+        ...(completion.usage ? { usage: { input: completion.usage.prompt_tokens, output: completion.usage.completion_tokens } } : {}),
+      };
+    } catch (error) {
+      throw new ControlError(`${this.role} model ${this.options.model} failed: ${(error as Error).message}`);
+    }
+    this.history.push({ role: 'assistant', content: response.content });
+    return { request, response };
+  }
+}
+
+/** The first JSON object in a model reply, or `undefined` when there is none. */
+export function parseJsonObject(content: string): Record<string, unknown> | undefined {
+  const start = content.indexOf('{');
+  const end = content.lastIndexOf('}');
+  try {
+    const value: unknown = JSON.parse(start >= 0 && end > start ? content.slice(start, end + 1) : content);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
