@@ -1,0 +1,103 @@
+import { hostname } from 'node:os';
+import { removeOrphanedSandboxes } from '../container/docker-cli.js';
+import { defaultSandboxImage } from '../container/image.js';
+import { ROUTES, startResponse } from '../container/protocol.js';
+import type { SandboxBackend, SandboxSpec, StartedSandbox } from '../sandbox.js';
+import { ContainerInstance, type ContainerInstanceConfig, type ReadOnlyMount } from './container-instance.js';
+import { ContainerPool } from './container-pool.js';
+import { ContainerSandbox } from './container-sandbox.js';
+
+export interface ContainerBackendOptions {
+  /** Image with the sandbox server (default `vera-sandbox:<package version>`, or VERA_SANDBOX_IMAGE). */
+  image?: string;
+  /**
+   * Warm pool: keep up to `size` started containers and reset them between cases instead of
+   * starting a new one per case. Reset restores the environments and the workspace and kills
+   * every program the case started; other changes to the container's file system persist, so
+   * use no pool (the default) when a CLI agent under test may write outside its workspace.
+   */
+  pool?: { size: number };
+  /** Extra read-only bind mounts, e.g. an agent's install directory. */
+  mounts?: ReadOnlyMount[];
+  /** Extra environment variables of the container (and so of programs started with `spawn()`). */
+  env?: Record<string, string>;
+  /** Extra labels on every container (all carry `vera.sandbox=1`). */
+  labels?: Record<string, string>;
+  /** Default 60 s. */
+  startupTimeoutMs?: number;
+  /** Limit for one admin API request, e.g. one tool call (default 120 s). */
+  requestTimeoutMs?: number;
+  /** The docker CLI for `spawn()` (default `docker`). */
+  docker?: string;
+  /** Most processes one container may hold (default 1024; 0 for no limit). */
+  pidsLimit?: number;
+}
+
+/**
+ * Runs each case's sandbox in a Docker container through testcontainers: the environments and
+ * the workspace live in the container (host networking; the admin API on 127.0.0.1), and
+ * `spawn()` starts programs inside it, so a CLI agent's own shell and file actions change the
+ * container, not the host. The recording gateway stays on the host. Containers are labelled
+ * `vera.sandbox=1` and removed on `stop()`, on `close()`, and at the latest when the process exits.
+ */
+export class ContainerBackend implements SandboxBackend, AsyncDisposable {
+  readonly name = 'container';
+  private readonly config: ContainerInstanceConfig;
+  private readonly pool: ContainerPool;
+  private swept: Promise<unknown> | undefined;
+
+  constructor(options: ContainerBackendOptions = {}) {
+    this.config = {
+      image: options.image ?? defaultSandboxImage(),
+      mounts: options.mounts ?? [],
+      env: options.env ?? {},
+      labels: options.labels ?? {},
+      startupTimeoutMs: options.startupTimeoutMs ?? 60_000,
+      requestTimeoutMs: options.requestTimeoutMs ?? 120_000,
+      docker: options.docker ?? 'docker',
+      pidsLimit: options.pidsLimit ?? 1024,
+    };
+    this.pool = new ContainerPool(options.pool?.size ?? 0, () => this.startContainer());
+  }
+
+  get image(): string {
+    return this.config.image;
+  }
+
+  private async startContainer(): Promise<ContainerInstance> {
+    // Once per backend: containers left by dead processes of this host go first.
+    this.swept ??= removeOrphanedSandboxes(hostname(), this.config.docker);
+    await this.swept;
+    return ContainerInstance.start(this.config);
+  }
+
+  async start(spec: SandboxSpec): Promise<StartedSandbox> {
+    const instance = await this.pool.acquire();
+    try {
+      const started = await instance.client.request(
+        'POST',
+        ROUTES.start,
+        { environments: spec.environments, ...(spec.label ? { label: spec.label } : {}) },
+        startResponse,
+      );
+      return new ContainerSandbox(instance, started.workspace, started.tools, (i) => this.pool.release(i));
+    } catch (error) {
+      await this.pool.release(instance).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Starts the pool's containers now, so the first cases do not wait for a cold start. */
+  warm(): Promise<void> {
+    return this.pool.warm();
+  }
+
+  /** Stops the pool's idle containers; sandboxes still running stop theirs on `stop()`. */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

@@ -1,0 +1,262 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { StartedTestContainer } from 'testcontainers';
+import { SandboxAdminClient } from '../container/admin-client.js';
+import { imageExists, removeContainers, removeContainersSync, SANDBOX_LABEL } from '../container/docker-cli.js';
+import { EXEC_PID_DIR, healthResponse, killedResponse, READY_PREFIX, readyLine, ROUTES, SANDBOX_PROTOCOL, SERVER_ENV } from '../container/protocol.js';
+import type { SandboxSpawnOptions } from '../sandbox.js';
+
+/** The sandbox container died or vanished: the run it served cannot be judged on its final state. */
+export class SandboxContainerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SandboxContainerError';
+  }
+}
+
+export interface ReadOnlyMount {
+  /** Host path. */
+  source: string;
+  /** Path inside the container. */
+  target: string;
+}
+
+export interface ContainerInstanceConfig {
+  image: string;
+  mounts: readonly ReadOnlyMount[];
+  env: Record<string, string>;
+  labels: Record<string, string>;
+  startupTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** The docker CLI used for `spawn()` (`docker exec`). */
+  docker: string;
+  /** Most processes the container may hold (a fork bomb stops there); 0 for no limit. */
+  pidsLimit: number;
+}
+
+/**
+ * Containers this process started and has not removed yet. A process that exits without
+ * stopping them (a crashed worker, a forgotten pool) removes them in its 'exit' handler; Ryuk,
+ * testcontainers' own reaper, needs a registry and is usually disabled where Vera runs.
+ */
+const live = new Map<string, string>();
+let exitHook = false;
+function track(id: string, docker: string): void {
+  live.set(id, docker);
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => {
+    const byCli = new Map<string, string[]>();
+    for (const [cid, cli] of live) byCli.set(cli, [...(byCli.get(cli) ?? []), cid]);
+    for (const [cli, ids] of byCli) removeContainersSync(ids, cli);
+  });
+}
+
+let execCounter = 0;
+
+/**
+ * One running sandbox container: the sandbox server in it, its admin API client, `docker exec`
+ * for programs, and a watch on its log stream so a container that dies is noticed and described.
+ */
+export class ContainerInstance {
+  private death: SandboxContainerError | undefined;
+  private stopping: Promise<void> | undefined;
+  private exitedAt: number | undefined;
+  private readonly exited: Promise<void>;
+  private readonly logTail: string[] = [];
+  readonly client: SandboxAdminClient;
+
+  private constructor(
+    private readonly container: StartedTestContainer,
+    private readonly config: ContainerInstanceConfig,
+    token: string,
+    port: number,
+    logs: NodeJS.ReadableStream,
+  ) {
+    this.exited = new Promise<void>((resolve) => {
+      logs.on('end', () => {
+        this.exitedAt ??= Date.now();
+        resolve();
+      });
+      logs.on('error', () => resolve());
+    });
+    logs.on('data', (chunk: string | Buffer) => {
+      for (const line of String(chunk).split('\n')) if (line.trim()) this.logTail.push(line.trim());
+      if (this.logTail.length > 40) this.logTail.splice(0, this.logTail.length - 40);
+    });
+    this.client = new SandboxAdminClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      token,
+      timeoutMs: config.requestTimeoutMs,
+      onUnreachable: (route, cause) => this.describeDeath(route, cause),
+    });
+  }
+
+  get id(): string {
+    return this.container.getId();
+  }
+
+  get shortId(): string {
+    return this.id.slice(0, 12);
+  }
+
+  /** False once the container is known to have died or been stopped. */
+  get alive(): boolean {
+    return !this.death && !this.stopping && this.exitedAt === undefined;
+  }
+
+  static async start(config: ContainerInstanceConfig): Promise<ContainerInstance> {
+    // Host networking: the container's services are on this host's loopback. Without this,
+    // testcontainers, when itself run in a container, looks up the engine's bridge gateway (a
+    // private-range address, and absent under `dockerd --bridge=none`).
+    process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
+    // Loaded on first use: runs on the in-process backend never pay for testcontainers.
+    const { GenericContainer, Wait } = await import('testcontainers');
+    /** testcontainers has no builder for these two host settings. */
+    class SandboxContainerDefinition extends GenericContainer {
+      withInitAndPidsLimit(pidsLimit: number): this {
+        // An init process reaps the orphans of `docker exec`ed programs and forwards SIGTERM.
+        this.hostConfig.Init = true;
+        if (pidsLimit > 0) this.hostConfig.PidsLimit = pidsLimit;
+        return this;
+      }
+    }
+    const token = randomBytes(24).toString('hex');
+    const definition = new SandboxContainerDefinition(config.image)
+      .withNetworkMode('host')
+      .withInitAndPidsLimit(config.pidsLimit)
+      .withLabels({ ...config.labels, [SANDBOX_LABEL]: '1', [`${SANDBOX_LABEL}.pid`]: String(process.pid), [`${SANDBOX_LABEL}.host`]: hostname() })
+      .withEnvironment({ ...config.env, [SERVER_ENV.token]: token, [SERVER_ENV.port]: '0', [SERVER_ENV.inContainer]: '1' })
+      .withBindMounts(config.mounts.map((m) => ({ source: m.source, target: m.target, mode: 'ro' as const })))
+      .withWaitStrategy(Wait.forLogMessage(READY_PREFIX))
+      .withStartupTimeout(config.startupTimeoutMs);
+
+    let container: StartedTestContainer;
+    try {
+      container = await definition.start();
+    } catch (error) {
+      const message = (error as Error).message;
+      if (!(await imageExists(config.image, config.docker))) {
+        throw new SandboxContainerError(
+          `sandbox image ${config.image} is not available (${message}). Build it: scripts/build-sandbox-image.sh ` +
+            `(no registry needed) or docker build -f docker/Dockerfile -t ${config.image} . — see README "Container sandbox"`,
+        );
+      }
+      const hint = /ryuk/i.test(message) ? ' (testcontainers could not start its reaper, Ryuk: set TESTCONTAINERS_RYUK_DISABLED=true where no registry is reachable)' : '';
+      throw new SandboxContainerError(`sandbox container (${config.image}) failed to start: ${message}${hint}`);
+    }
+    track(container.getId(), config.docker);
+    try {
+      const logs = await container.logs();
+      const port = await readyPort(logs, config.startupTimeoutMs);
+      const instance = new ContainerInstance(container, config, token, port, logs);
+      const health = await instance.client.request('GET', ROUTES.health, undefined, healthResponse);
+      if (health.protocol !== SANDBOX_PROTOCOL) {
+        throw new SandboxContainerError(
+          `sandbox image ${config.image} speaks admin protocol ${health.protocol}, this vera-safety speaks ${SANDBOX_PROTOCOL}: rebuild the image (scripts/build-sandbox-image.sh)`,
+        );
+      }
+      return instance;
+    } catch (error) {
+      live.delete(container.getId());
+      await container.stop({ remove: true, timeout: 0 }).catch(() => removeContainers([container.getId()], config.docker));
+      throw error;
+    }
+  }
+
+  /** The error for a request that could not reach the server: did the container die, vanish, or only its server? */
+  private async describeDeath(route: string, cause: Error): Promise<Error> {
+    if (this.death) return this.death;
+    if (this.stopping) return new SandboxContainerError(`sandbox container ${this.shortId} was stopped (${route} after stop())`);
+    // The socket closes a moment before the engine reports the exit; give it that moment.
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000).unref())]);
+    let state: { Running?: boolean; ExitCode?: number; OOMKilled?: boolean; Status?: string } | undefined;
+    try {
+      const { getContainerRuntimeClient } = await import('testcontainers');
+      const client = await getContainerRuntimeClient();
+      state = (await client.container.inspect(client.container.getById(this.id))).State;
+    } catch {
+      state = undefined;
+    }
+    const where = `noticed at ${route}: ${cause.message}`;
+    const logs = this.logTail.length ? `; last log lines: ${this.logTail.slice(-5).join(' | ')}` : '';
+    let message: string;
+    if (!state) {
+      message = `sandbox container ${this.shortId} (${this.config.image}) died: it was removed while the run was in progress (${where})`;
+    } else if (!state.Running) {
+      const how = state.OOMKilled ? ', out of memory' : state.ExitCode === 137 ? ', killed' : '';
+      message = `sandbox container ${this.shortId} (${this.config.image}) died: it exited with code ${state.ExitCode}${how} (${where})${logs}`;
+    } else {
+      // Running, but the server is gone or wedged: as dead for this run.
+      message = `sandbox container ${this.shortId} (${this.config.image}) is running but its sandbox server does not answer (${where})${logs}`;
+    }
+    this.death = new SandboxContainerError(message);
+    return this.death;
+  }
+
+  /** Runs `command` inside the container through `docker exec -i`, stdio piped (see StartedSandbox.spawn). */
+  spawn(command: string, args: string[], options: SandboxSpawnOptions & { cwd: string }): ChildProcess {
+    const execId = `x${process.pid}-${++execCounter}`;
+    const env = Object.entries(options.env ?? {}).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    // The shell records the program's PID (exec keeps it), so when the host side ends the
+    // sandbox server can kill the program's tree: killing `docker exec` alone does not.
+    const record = `mkdir -p ${EXEC_PID_DIR} && echo $$ > ${EXEC_PID_DIR}/${execId}.pid && exec "$@"`;
+    const child = spawn(this.config.docker, ['exec', '-i', '-w', options.cwd, ...env, this.id, '/bin/sh', '-c', record, 'vera-exec', command, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+    child.once('exit', () => {
+      if (!this.alive) return;
+      this.client.request('POST', ROUTES.execKill, { id: execId }, killedResponse).catch(() => {});
+    });
+    return child;
+  }
+
+  /** Stops and removes the container; idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      try {
+        await this.container.stop({ remove: true, timeout: 0 });
+      } catch {
+        // Already gone, or the engine refused: make sure with the CLI.
+        await removeContainers([this.id], this.config.docker);
+      }
+      live.delete(this.id);
+    })();
+    return this.stopping;
+  }
+}
+
+/** Reads the server's ready line from the container's log stream and returns its port. */
+function readyPort(logs: NodeJS.ReadableStream, timeoutMs: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => finish(new SandboxContainerError(`sandbox server printed no ready line within ${timeoutMs} ms`)), timeoutMs);
+    const onData = (chunk: string | Buffer) => {
+      buffer += String(chunk);
+      const start = buffer.indexOf(READY_PREFIX);
+      if (start < 0) return;
+      const end = buffer.indexOf('\n', start);
+      if (end < 0) return;
+      let json: unknown;
+      try {
+        json = JSON.parse(buffer.slice(start + READY_PREFIX.length, end));
+      } catch {
+        json = undefined;
+      }
+      const parsed = readyLine.safeParse(json);
+      finish(parsed.success ? parsed.data.port : new SandboxContainerError(`sandbox server printed a malformed ready line: ${buffer.slice(start, end)}`));
+    };
+    const onEnd = () => finish(new SandboxContainerError(`sandbox container exited before its server was ready; logs: ${buffer.slice(-500)}`));
+    const finish = (result: number | Error) => {
+      clearTimeout(timer);
+      logs.off('data', onData);
+      logs.off('end', onEnd);
+      if (typeof result === 'number') resolve(result);
+      else reject(result);
+    };
+    logs.on('data', onData);
+    logs.on('end', onEnd);
+  });
+}

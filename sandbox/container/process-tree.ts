@@ -1,0 +1,71 @@
+import { readdir, readFile } from 'node:fs/promises';
+
+/**
+ * Process bookkeeping inside the sandbox container, read from /proc. Used to end what a
+ * `spawn()`ed program left behind (its whole tree, also children that were re-parented after
+ * it exited, which keep its session and process group), and on reset of a pooled container.
+ */
+interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  sid: number;
+}
+
+async function listProcesses(): Promise<ProcessInfo[]> {
+  const out: ProcessInfo[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => undefined);
+    if (!stat) continue; // gone meanwhile
+    // The command name (field 2) may contain spaces and parentheses: parse after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.push({ pid: Number(name), ppid: Number(fields[1]), pgid: Number(fields[2]), sid: Number(fields[3]) });
+  }
+  return out;
+}
+
+function kill(pids: Iterable<number>): number {
+  let n = 0;
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+      n++;
+    } catch {
+      // Already gone.
+    }
+  }
+  return n;
+}
+
+/** Kills `root`, its descendants, and everything in its session or process group. Returns how many were signalled. */
+export async function killProcessTree(root: number): Promise<number> {
+  const all = await listProcesses();
+  const victims = new Set<number>();
+  for (const p of all) if (p.pid === root || p.sid === root || p.pgid === root) victims.add(p.pid);
+  // Descendants that started their own session or group are still children by ppid.
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of all) {
+      if (!victims.has(p.pid) && victims.has(p.ppid)) {
+        victims.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  victims.delete(process.pid);
+  return kill(victims);
+}
+
+/**
+ * Kills every process of the PID namespace except this one and its ancestors (the container's
+ * init). Only ever called when the server knows it runs in its own container.
+ */
+export async function killOtherProcesses(): Promise<number> {
+  const all = await listProcesses();
+  const byPid = new Map(all.map((p) => [p.pid, p]));
+  const keep = new Set<number>();
+  for (let pid: number | undefined = process.pid; pid && !keep.has(pid); pid = byPid.get(pid)?.ppid) keep.add(pid);
+  return kill(all.filter((p) => !keep.has(p.pid) && p.pid !== 1).map((p) => p.pid));
+}

@@ -1,0 +1,212 @@
+import { timingSafeEqual } from 'node:crypto';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { InProcessBackend } from '../backends/in-process-backend.js';
+import type { EnvironmentDefinition } from '../environment.js';
+import { InitScriptError, type StartedSandbox } from '../sandbox.js';
+import { killOtherProcesses, killProcessTree } from './process-tree.js';
+import {
+  applyRequest,
+  callRequest,
+  EXEC_PID_DIR,
+  execKillRequest,
+  ROUTES,
+  SANDBOX_PROTOCOL,
+  startRequest,
+  type ErrorResponse,
+} from './protocol.js';
+
+/**
+ * The sandbox server: runs inside the container and hosts one case's environments at a time —
+ * the same definitions and the same in-process sandbox the in-process backend uses, so a tool
+ * behaves identically in both backends — behind the admin API of `protocol.ts`. The recording
+ * gateway stays on the host (see docs/architecture.md, "Container sandbox").
+ */
+export interface SandboxServerOptions {
+  /** Bearer token every request must carry. */
+  token: string;
+  /** 0: let the kernel pick (the port is reported by `listen()`). */
+  port?: number;
+  /** Parent directory of run workspaces (default `/workspace`). */
+  workspaceRoot?: string;
+  /** Environments replacing or adding to the built-in ones, by name. */
+  environments?: Record<string, EnvironmentDefinition<any>>;
+  /** True only inside the sandbox container: reset may then kill every other process in it. */
+  ownsProcessNamespace?: boolean;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorResponse,
+  ) {
+    super(body.error.message);
+  }
+}
+
+function badRequest(route: string, error: z.ZodError): HttpError {
+  const detail = error.issues.map((i) => `${['body', ...i.path].join('.')}: ${i.message}`).join('; ');
+  return new HttpError(400, { error: { kind: 'BadRequest', message: `${route}: ${detail}` } });
+}
+
+export class SandboxServer {
+  private readonly http: Server;
+  private readonly backend: InProcessBackend;
+  private sandbox: StartedSandbox | undefined;
+  /** Serialises start/reset so a reset never races a start. */
+  private lifecycle: Promise<unknown> = Promise.resolve();
+  private readonly token: Buffer;
+
+  constructor(private readonly options: SandboxServerOptions) {
+    this.token = Buffer.from(options.token);
+    this.backend = new InProcessBackend({
+      tmpRoot: options.workspaceRoot ?? '/workspace',
+      ...(options.environments ? { environments: options.environments } : {}),
+    });
+    this.http = createServer((req, res) => {
+      this.route(req, res).catch((error: unknown) => {
+        const http = error instanceof HttpError ? error : new HttpError(500, { error: { kind: 'InternalError', message: (error as Error).message } });
+        send(res, http.status, http.body);
+      });
+    });
+  }
+
+  /** Listens on 127.0.0.1 and returns the port. */
+  async listen(): Promise<number> {
+    await mkdir(this.options.workspaceRoot ?? '/workspace', { recursive: true });
+    await new Promise<void>((resolve, reject) => {
+      this.http.once('error', reject);
+      this.http.listen(this.options.port ?? 0, '127.0.0.1', () => resolve());
+    });
+    return (this.http.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    await this.sandbox?.stop().catch(() => {});
+    this.http.closeAllConnections();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+
+  private authorized(req: IncomingMessage): boolean {
+    const header = req.headers.authorization ?? '';
+    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
+    return given.length === this.token.length && timingSafeEqual(given, this.token);
+  }
+
+  private started(): StartedSandbox {
+    if (!this.sandbox) throw new HttpError(409, { error: { kind: 'NotStarted', message: 'no sandbox is started (POST /v1/start first)' } });
+    return this.sandbox;
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!this.authorized(req)) throw new HttpError(401, { error: { kind: 'Unauthorized', message: 'missing or wrong bearer token' } });
+    const route = `${req.method} ${(req.url ?? '').split('?')[0]}`;
+    const parse = async <S extends z.ZodType>(schema: S): Promise<z.output<S>> => {
+      let body: unknown;
+      try {
+        body = await readJson(req);
+      } catch (error) {
+        throw new HttpError(400, { error: { kind: 'BadRequest', message: `${route}: body is not JSON: ${(error as Error).message}` } });
+      }
+      const parsed = schema.safeParse(body);
+      if (!parsed.success) throw badRequest(route, parsed.error);
+      return parsed.data;
+    };
+
+    switch (route) {
+      case `GET ${ROUTES.health}`:
+        return send(res, 200, { protocol: SANDBOX_PROTOCOL, started: this.sandbox !== undefined });
+      case `POST ${ROUTES.start}`: {
+        const body = await parse(startRequest);
+        const sandbox = await this.serially(async () => {
+          if (this.sandbox) throw new HttpError(409, { error: { kind: 'AlreadyStarted', message: 'a sandbox is already started in this container (POST /v1/reset first)' } });
+          try {
+            this.sandbox = await this.backend.start({ environments: body.environments, ...(body.label ? { label: body.label } : {}) });
+          } catch (error) {
+            throw new HttpError(400, { error: { kind: 'StartError', message: (error as Error).message } });
+          }
+          return this.sandbox;
+        });
+        return send(res, 200, { workspace: sandbox.workspace, tools: sandbox.tools() });
+      }
+      case `POST ${ROUTES.apply}`: {
+        const body = await parse(applyRequest);
+        try {
+          await this.started().apply(body.step, body.index);
+        } catch (error) {
+          if (!(error instanceof InitScriptError)) throw error;
+          const prefix = `init[${error.step}] ${error.op}: `;
+          const detail = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+          throw new HttpError(422, { error: { kind: 'InitScriptError', message: error.message, step: error.step, op: error.op, detail } });
+        }
+        return send(res, 200, {});
+      }
+      case `GET ${ROUTES.tools}`:
+        return send(res, 200, { tools: this.started().tools() });
+      case `POST ${ROUTES.call}`: {
+        const body = await parse(callRequest);
+        return send(res, 200, await this.started().callTool(body.name, body.args));
+      }
+      case `GET ${ROUTES.snapshot}`:
+        return send(res, 200, { snapshot: await this.started().snapshot() });
+      case `POST ${ROUTES.reset}`: {
+        const killed = await this.serially(() => this.reset());
+        return send(res, 200, { killed });
+      }
+      case `POST ${ROUTES.execKill}`: {
+        const body = await parse(execKillRequest);
+        return send(res, 200, { killed: await killExec(body.id) });
+      }
+      default:
+        throw new HttpError(404, { error: { kind: 'NotFound', message: `no route ${route}` } });
+    }
+  }
+
+  /** Ends the current sandbox: stray processes, environments, workspace. The container is ready for the next case. */
+  private async reset(): Promise<number> {
+    const killed = this.options.ownsProcessNamespace ? await killOtherProcesses() : 0;
+    const sandbox = this.sandbox;
+    this.sandbox = undefined;
+    await sandbox?.stop();
+    await rm(EXEC_PID_DIR, { recursive: true, force: true }).catch(() => {});
+    return killed;
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.lifecycle.then(work, work);
+    this.lifecycle = next.catch(() => {});
+    return next;
+  }
+}
+
+async function killExec(id: string): Promise<number> {
+  const text = await readFile(`${EXEC_PID_DIR}/${id}.pid`, 'utf8').catch(() => undefined);
+  const pid = Number(text?.trim());
+  if (!Number.isInteger(pid) || pid <= 1) return 0;
+  await rm(`${EXEC_PID_DIR}/${id}.pid`, { force: true });
+  return killProcessTree(pid);
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 64 * 1024 * 1024) throw new Error('request body larger than 64 MiB');
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? JSON.parse(text) : {};
+}

@@ -1,0 +1,37 @@
+/**
+ * Entry point of the bundled sandbox server (`/opt/vera/sandbox-server.mjs` in the image).
+ * Configuration comes from the environment (`SERVER_ENV` in protocol.ts); once it listens it
+ * prints one ready line with its port, which the host waits for.
+ */
+import { READY_PREFIX, SANDBOX_PROTOCOL, SERVER_ENV } from './protocol.js';
+import { SandboxServer } from './sandbox-server.js';
+import { containerEnvironments } from './container-environments.js';
+
+const token = process.env[SERVER_ENV.token];
+if (!token) {
+  console.error(`vera-sandbox: ${SERVER_ENV.token} is not set; refusing to serve an unauthenticated admin API`);
+  process.exit(2);
+}
+const port = Number(process.env[SERVER_ENV.port] ?? 0);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`vera-sandbox: ${SERVER_ENV.port}=${process.env[SERVER_ENV.port]} is not a port number`);
+  process.exit(2);
+}
+
+const server = new SandboxServer({
+  token,
+  port,
+  workspaceRoot: process.env[SERVER_ENV.workspaceRoot] ?? '/workspace',
+  environments: containerEnvironments(),
+  ownsProcessNamespace: process.env[SERVER_ENV.inContainer] === '1',
+});
+
+const listening = await server.listen();
+console.log(`${READY_PREFIX}${JSON.stringify({ port: listening, protocol: SANDBOX_PROTOCOL })}`);
+
+// `docker stop` sends SIGTERM; close cleanly so the environments are disposed.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    server.close().finally(() => process.exit(0));
+  });
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Builds the container sandbox image (`vera-sandbox:<package version>`) WITHOUT a registry: a
+# root filesystem made from this machine's own files — its `node` binary and the libraries `ldd`
+# lists, /bin/sh and the coreutils the shell environment needs (with their libraries), and the
+# bundled sandbox server — imported with `docker import`. The layout matches docker/Dockerfile
+# (node at /usr/local/bin/node, the server at /opt/vera/sandbox-server.mjs, workspaces under
+# /workspace), so the backend treats both images alike.
+#
+# Idempotent: the root filesystem is packed deterministically and hashed; when an image with that
+# content hash is already tagged, nothing is imported.
+#
+#   scripts/build-sandbox-image.sh                 build (or confirm) the image
+#   scripts/build-sandbox-image.sh --bundle DIR    only bundle the server (+ native packages) into DIR
+#                                                  (docker/Dockerfile uses this)
+# Environment: VERA_SANDBOX_IMAGE overrides the tag.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+
+ESBUILD=$REPO/node_modules/.bin/esbuild
+# Packages with native addons cannot be bundled; they are copied next to the bundle when present.
+NATIVE_PACKAGES=(better-sqlite3)
+
+# What the shell environment (and a CLI agent's own shell) needs inside the container.
+TOOLS=(sh bash cat ls mkdir rmdir rm cp mv ln touch echo printf head tail wc grep sed sort uniq cut tr
+  find xargs env pwd test true false sleep chmod date dirname basename tee stat id uname readlink realpath
+  diff cmp md5sum sha256sum base64 kill ps mktemp)
+
+bundle() {
+  local out=$1
+  mkdir -p "$out"
+  [[ -x $ESBUILD ]] || { echo "build-sandbox-image: $ESBUILD is missing; run npm ci first" >&2; exit 1; }
+  local externals=()
+  for pkg in "${NATIVE_PACKAGES[@]}"; do externals+=("--external:$pkg"); done
+  "$ESBUILD" sandbox/container/server-main.ts --bundle --platform=node --format=esm --target=node20 \
+    --outfile="$out/sandbox-server.mjs" --log-level=warning --legal-comments=none "${externals[@]}" \
+    --banner:js="import { createRequire as __veraCreateRequire } from 'node:module'; const require = __veraCreateRequire(import.meta.url);"
+  for pkg in "${NATIVE_PACKAGES[@]}"; do
+    grep -q "from \"$pkg\"\|require(\"$pkg\")" "$out/sandbox-server.mjs" || continue
+    copy_package "$pkg" "$out/node_modules"
+  done
+}
+
+# Copies an installed package and its runtime dependencies (recursively) into DEST.
+copy_package() {
+  local pkg=$1 dest=$2
+  [[ -d $dest/$pkg ]] && return 0
+  [[ -d $REPO/node_modules/$pkg ]] || { echo "build-sandbox-image: the bundle needs $pkg, which is not installed" >&2; exit 1; }
+  mkdir -p "$(dirname "$dest/$pkg")"
+  cp -a "$REPO/node_modules/$pkg" "$dest/$pkg"
+  rm -rf "$dest/$pkg/deps" "$dest/$pkg/src" "$dest/$pkg/build/Release/obj" "$dest/$pkg/build/Release/.deps"
+  local dep
+  for dep in $(node -e 'const p = require(process.argv[1]); console.log(Object.keys(p.dependencies ?? {}).join(" "))' "$REPO/node_modules/$pkg/package.json"); do
+    copy_package "$dep" "$dest"
+  done
+}
+
+if [[ ${1:-} == --bundle ]]; then
+  [[ -n ${2:-} ]] || { echo "usage: $0 --bundle DIR" >&2; exit 2; }
+  bundle "$2"
+  exit 0
+fi
+
+command -v docker >/dev/null || { echo "build-sandbox-image: docker is not installed" >&2; exit 1; }
+docker info >/dev/null 2>&1 || { echo "build-sandbox-image: the Docker engine is not reachable (is dockerd running?)" >&2; exit 1; }
+
+VERSION=$(node -p 'require("./package.json").version')
+TAG=${VERA_SANDBOX_IMAGE:-vera-sandbox:$VERSION}
+
+# One build at a time (test files may call this concurrently).
+exec 9>/tmp/vera-sandbox-image.lock
+flock 9
+
+WORK=$(mktemp -d /tmp/vera-sandbox-image.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+ROOT=$WORK/rootfs
+mkdir -p "$ROOT"/{usr/bin,usr/local/bin,usr/lib,usr/lib64,etc,tmp,root,workspace,run/vera,opt/vera,proc,sys,dev}
+# Debian's merged /usr: /bin, /lib, /lib64 are links into /usr.
+ln -s usr/bin "$ROOT/bin"
+ln -s usr/lib "$ROOT/lib"
+ln -s usr/lib64 "$ROOT/lib64"
+ln -s bin "$ROOT/usr/sbin"
+ln -s usr/bin "$ROOT/sbin"
+chmod 1777 "$ROOT/tmp"
+
+# Copies FILE (following links) to the same path in the root filesystem, and its libraries.
+copy_with_libs() {
+  local file=$1 target=${2:-$1}
+  local real
+  real=$(readlink -f "$file")
+  install -D -m 0755 "$real" "$ROOT$target"
+  local lib
+  for lib in $(ldd "$real" 2>/dev/null | grep -oE '/[^ ]+' || true); do
+    copy_lib "$lib"
+  done
+}
+
+copy_lib() {
+  local lib=$1
+  # Keep the name ldd printed (often a symlink) and the file it resolves to.
+  local canonical
+  canonical=$(readlink -f "$lib")
+  local path=${lib#/usr}
+  [[ -e $ROOT/usr$path ]] || install -D -m 0755 "$canonical" "$ROOT/usr$path"
+}
+
+NODE_BIN=$(readlink -f "$(command -v node)")
+copy_with_libs "$NODE_BIN" /usr/local/bin/node
+for tool in "${TOOLS[@]}"; do
+  path=$(command -v "$tool" 2>/dev/null || true)
+  [[ $path == /* ]] || continue # a shell builtin only (e.g. no separate binary): skip
+  copy_with_libs "$path" "/usr/bin/$tool"
+done
+
+cat >"$ROOT/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
+EOF
+cat >"$ROOT/etc/group" <<'EOF'
+root:x:0:
+nogroup:x:65534:
+EOF
+
+bundle "$ROOT/opt/vera"
+
+# Deterministic archive: sorted names, fixed times and owners, so the hash only moves with content.
+tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$ROOT" -cf "$WORK/rootfs.tar" .
+HASH=$(sha256sum "$WORK/rootfs.tar" | cut -c1-16)
+
+current=$(docker image inspect --format '{{ index .Config.Labels "vera.content-hash" }}' "$TAG" 2>/dev/null || true)
+if [[ $current == "$HASH" ]]; then
+  echo "build-sandbox-image: $TAG is up to date (content $HASH)"
+  exit 0
+fi
+
+docker import \
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  --change 'ENV HOME=/root' \
+  --change 'ENV VERA_SANDBOX_CONTAINER=1' \
+  --change 'WORKDIR /workspace' \
+  --change 'ENTRYPOINT ["/usr/local/bin/node", "/opt/vera/sandbox-server.mjs"]' \
+  --change "LABEL vera.content-hash=$HASH" \
+  --change "LABEL vera.version=$VERSION" \
+  --message "vera sandbox $VERSION (rootfs $HASH)" \
+  "$WORK/rootfs.tar" "$TAG" >/dev/null
+echo "build-sandbox-image: built $TAG (content $HASH, $(du -m "$WORK/rootfs.tar" | cut -f1) MiB, node $(node -v))"
