@@ -80,7 +80,19 @@ export const veraOptions = z.strictObject({
   seed: z.int().min(0).default(0),
   /** Run only these threat models (each case still lists which it supports). */
   threatModels: z.array(threatModel).min(1).optional(),
-  sandbox: z.enum(['in-process']).default('in-process'),
+  /** `container`: each case's sandbox runs in a Docker container (see `container` and README "Container sandbox"). */
+  sandbox: z.enum(['in-process', 'container']).default('in-process'),
+  /** Options of the container sandbox (used when `sandbox` is `container`). */
+  container: z
+    .strictObject({
+      /** Default `vera-sandbox:<package version>` (built by scripts/build-sandbox-image.sh or docker/Dockerfile). */
+      image: z.string().min(1).optional(),
+      /** Warm pool: containers kept started and reset between cases (per worker); 0 = a fresh container per case. */
+      pool: z.strictObject({ size: z.int().min(0).max(64) }).optional(),
+      /** Extra read-only bind mounts (host path → container path), e.g. an agent's install directory. */
+      mounts: z.array(z.strictObject({ source: z.string().min(1), target: z.string().startsWith('/') })).optional(),
+    })
+    .optional(),
   /**
    * Modules that export your own environments (`EnvironmentDefinition`s, default or named
    * exports); cases mount them by name like the built-in ones.

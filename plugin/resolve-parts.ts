@@ -78,7 +78,17 @@ export function resolveUser(spec: UserSpec): ControlAgent {
 
 let backend: Promise<SandboxBackend> | undefined;
 export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBackend> {
-  backend ??= (async () => new InProcessBackend({ environments: await loadEnvironments(config.options.environments, config.root) }))();
+  backend ??= (async () => {
+    if (config.options.sandbox === 'container') {
+      if (config.options.environments.length > 0) {
+        throw new Error(`vera: sandbox 'container' hosts the built-in environments only; your environments (${config.options.environments.join(', ')}) need sandbox 'in-process'`);
+      }
+      const { ContainerBackend } = await import('../sandbox/backends/container-backend.js');
+      const container = config.options.container ?? {};
+      return new ContainerBackend({ ...container, mounts: (container.mounts ?? []).map((m) => ({ ...m, source: resolve(config.root, m.source) })) });
+    }
+    return new InProcessBackend({ environments: await loadEnvironments(config.options.environments, config.root) });
+  })();
   return backend;
 }
 
