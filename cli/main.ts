@@ -1,4 +1,7 @@
 import { checkCommand } from './commands/check.js';
+import { diffCommand } from './commands/diff.js';
+import { replayCommand } from './commands/replay.js';
+import { reportCommand } from './commands/report.js';
 
 /** One `vera` subcommand: its usage line and its runner (returns the exit code). */
 export interface CliCommand {
@@ -17,6 +20,9 @@ export interface CliIO {
 /** Subcommands by name; each lives in its own file under cli/commands/. */
 export const commands: Record<string, CliCommand> = {
   [checkCommand.name]: checkCommand,
+  [reportCommand.name]: reportCommand,
+  [replayCommand.name]: replayCommand,
+  [diffCommand.name]: diffCommand,
 };
 
 export function usage(): string {
