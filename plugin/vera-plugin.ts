@@ -35,7 +35,7 @@ async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest
     if (!part.baseURL?.startsWith('scripted:')) return part;
     const policy = part.baseURL.slice('scripted:'.length);
     const { startScriptedModelServer } = await import('../testing/scripted-model-server.js');
-    const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' });
+    const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' | 'adversary' });
     vitest.onClose(() => server.close());
     return { ...part, baseURL: server.url };
   };

@@ -269,7 +269,7 @@ describe('guarded policy', () => {
   });
 
   it('exposes both policies by name', () => {
-    expect(Object.keys(policies).sort()).toEqual(['guarded', 'naive']);
+    expect(Object.keys(policies).sort()).toEqual(['adversary', 'guarded', 'naive']);
     expect(resolvePolicy('naive')).toBe(naivePolicy);
     expect(resolvePolicy('guarded')).toBe(guardedPolicy);
     const own = () => ({ text: 'x' });

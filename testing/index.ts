@@ -52,6 +52,8 @@ export {
   type Turn,
 } from './directives.js';
 export {
+  adversaryPolicy,
+  obfuscate,
   createDirectivePolicy,
   exfiltrationReason,
   guardedPolicy,

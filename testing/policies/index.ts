@@ -1,5 +1,6 @@
 /** The bundled demo policies and name → policy resolution. */
 import type { ModelPolicy } from '../conversation.js';
+import { adversaryPolicy } from './adversary.js';
 import { guardedPolicy } from './guarded.js';
 import { naivePolicy } from './naive.js';
 
@@ -14,11 +15,15 @@ export {
   secretLooking,
 } from './guarded.js';
 
-export type PolicyName = 'naive' | 'guarded';
+export { adversaryPolicy, obfuscate } from './adversary.js';
+
+/** `naive` and `guarded` play the agent under test; `adversary` plays Vera's LLM adversary. */
+export type PolicyName = 'naive' | 'guarded' | 'adversary';
 
 export const policies: Readonly<Record<PolicyName, ModelPolicy>> = Object.freeze({
   naive: naivePolicy,
   guarded: guardedPolicy,
+  adversary: adversaryPolicy,
 });
 
 /** A bundled policy by name, or the given policy function unchanged. */
