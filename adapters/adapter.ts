@@ -1,5 +1,6 @@
 import type { NewEvent } from '../engine/trajectory.js';
-import type { ToolDescriptor } from '../sandbox/sandbox.js';
+import type { ChildProcess } from 'node:child_process';
+import type { SandboxSpawnOptions, ToolDescriptor } from '../sandbox/sandbox.js';
 
 /**
  * The unified execution contract: every agent under test — the reference agent, Codex, Claude
@@ -20,6 +21,15 @@ export interface AgentStartContext {
   callTool(name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
   /** Records a native action (shell command, file edit) that did not pass through the gateway. */
   recordNative(event: Extract<NewEvent, { type: 'tool_call' }>): void;
+  /**
+   * Starts a program where the sandbox lives — on the host for the in-process backend, inside
+   * the container for the container backend — with the workspace as its working directory.
+   * CLI agents under test are started through it. Optional for contexts built by hand; adapters
+   * then start programs on the host.
+   */
+  spawn?(command: string, args: string[], options?: SandboxSpawnOptions): ChildProcess;
+  /** The sandbox backend's name (`in-process`, `container`, …). */
+  backend?: string;
 }
 
 export interface TokenUsage {

@@ -129,6 +129,7 @@ export class CaseRun implements AsyncDisposable {
     if (!this.sandbox || !this.gateway || !this.mcp) throw new Error('startAgent() before startGateway()');
     const t = performance.now();
     const gateway = this.gateway;
+    const sandbox = this.sandbox;
     this.agentId = adapter.id;
     this.session = await adapter.start({
       gatewayUrl: this.mcp.url,
@@ -140,6 +141,8 @@ export class CaseRun implements AsyncDisposable {
       recordNative: (event) => {
         this.trajectory.add({ ...event, origin: 'agent' });
       },
+      spawn: (command, args, options) => sandbox.spawn(command, args, options),
+      backend: sandbox.backend,
     });
     this.timings.agentStartMs = performance.now() - t;
     return this.session;
