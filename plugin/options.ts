@@ -104,6 +104,13 @@ export const veraOptions = z.strictObject({
   recordDir: z.union([z.string(), z.literal(false)]).default('.vera/records'),
   /** Print the ASR table at the end of the run. */
   report: z.boolean().default(true),
+  /** A progress line during long runs (done/total, ASR so far, ETA); `'auto'`: on a terminal, not in CI. */
+  progress: z.union([z.boolean(), z.literal('auto')]).default('auto'),
+  /**
+   * Also write a JSON and/or Markdown summary at the end of each run (paths relative to the root).
+   * When GITHUB_STEP_SUMMARY is set, the Markdown is appended there too (`githubStepSummary: false` to stop it).
+   */
+  summary: z.strictObject({ json: z.string().min(1).optional(), markdown: z.string().min(1).optional(), githubStepSummary: z.boolean().optional() }).optional(),
 });
 
 export type VeraOptions = z.input<typeof veraOptions>;

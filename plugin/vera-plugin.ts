@@ -88,7 +88,7 @@ export function vera(userOptions: VeraOptions): Plugin {
       project.provide(PROVIDE_KEY, runtimeConfig);
       if (options.report && !reporterAdded.has(vitest)) {
         reporterAdded.add(vitest);
-        vitest.config.reporters.push(new AsrReporter() as never);
+        vitest.config.reporters.push(new AsrReporter({ progress: options.progress, root: config.root, ...(options.summary ? { summary: options.summary } : {}) }) as never);
       }
     },
     transform(code, id) {

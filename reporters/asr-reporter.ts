@@ -1,6 +1,13 @@
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
-import { asrTable, renderAsrTable, type AsrRow } from '../engine/asr.js';
+import { renderAsrTable, renderCompactTable, renderUtility, summarizeAsr, type AsrRow } from '../engine/asr.js';
+import { renderStatistics } from '../engine/stats.js';
 import type { VeraTestMeta } from '../plugin/test-meta.js';
+import { ProgressTracker } from './progress.js';
+import { buildJsonSummary } from './summary/json-summary.js';
+import { renderMarkdownSummary } from './summary/markdown-summary.js';
+import { reportRunOfMeta } from './summary/report-run.js';
 
 /** Every Vera test the run knows of, with its verdict — across all modules, not only the rerun ones. */
 export function collectAsrRows(modules: Iterable<TestModule>): AsrRow[] {
@@ -33,8 +40,12 @@ export function renderFindings(tests: Array<{ test: TestCase; meta: VeraTestMeta
   };
   section('violated', pick('violated'), (m) => m.evidence?.[0] ?? '');
   section('not applicable', pick('not-applicable'), (m) => m.reason ?? '');
-  section('errors', pick('error'), (m, t) => m.reason ?? t.result().errors?.[0]?.message?.split('\n')[0] ?? '');
+  section('errors', pick('error'), (m, t) => firstError(m, t));
   return lines.join('\n');
+}
+
+function firstError(meta: VeraTestMeta, test: TestCase): string {
+  return meta.reason ?? test.result().errors?.[0]?.message?.split('\n')[0] ?? '';
 }
 
 function rowOf(test: TestCase): AsrRow | undefined {
@@ -53,29 +64,105 @@ function rowOf(test: TestCase): AsrRow | undefined {
   if (meta.status) row.status = meta.status;
   if (meta.agent) row.agent = meta.agent;
   if (meta.utility !== undefined) row.utility = meta.utility;
+  if (meta.repeat !== undefined) row.repeat = meta.repeat;
   return row;
 }
 
+export interface AsrReporterOptions {
+  /**
+   * A progress line during the run (runs done/total, ASR so far, ETA), printed as an ordinary log
+   * line at most every `progressIntervalMs` so it never fights Vitest's own status window.
+   * `'auto'` (default): only on a terminal and not in CI.
+   */
+  progress?: boolean | 'auto';
+  progressIntervalMs?: number;
+  /** Also write these at the end of each run (paths relative to `root`). */
+  summary?: { json?: string; markdown?: string; githubStepSummary?: boolean };
+  root?: string;
+}
+
 /**
- * Prints the attack-success-rate table (risk category × threat model) at the end of each run.
- * In watch mode the table covers every case Vitest knows, read from `vitest.state`.
+ * Prints the attack-success-rate tables at the end of each run: risk (category and sub-category)
+ * × threat model, then compact tables by attack method and environment, utility under attack and
+ * the findings. In watch mode the tables cover every case Vitest knows, read from `vitest.state`.
+ * Inside a shard (`--shard`) it stays quiet — a shard's numbers are partial; the merged run
+ * (`--merge-reports`) prints the full tables.
  */
 export class AsrReporter implements Reporter {
   private vitest: Vitest | undefined;
+  private readonly progress = new ProgressTracker();
+  private showProgress = false;
+
+  constructor(private readonly options: AsrReporterOptions = {}) {}
 
   onInit(vitest: Vitest): void {
     this.vitest = vitest;
+    const setting = this.options.progress ?? 'auto';
+    const tty = Boolean((vitest.logger.outputStream as { isTTY?: boolean }).isTTY);
+    this.showProgress = !this.inShard() && !vitest.config.mergeReports && (setting === true || (setting === 'auto' && tty && !process.env.CI));
   }
 
-  onTestRunEnd(): void {
+  /** A shard sees only its part of the cases: tables and summaries would be wrong. */
+  private inShard(): boolean {
+    return Boolean(this.vitest?.config.shard);
+  }
+
+  onTestRunStart(): void {
+    this.progress.start();
+  }
+
+  onTestModuleCollected(module: TestModule): void {
+    if (!this.showProgress) return;
+    let count = 0;
+    for (const test of module.children.allTests()) if (test.meta().vera) count++;
+    this.progress.collected(count);
+  }
+
+  onTestCaseResult(test: TestCase): void {
+    if (!this.showProgress) return;
+    const meta = test.meta().vera as VeraTestMeta | undefined;
+    if (!meta) return;
+    this.progress.finished(test.result().state === 'skipped' && !meta.status ? 'not-applicable' : meta.status);
+    if (this.progress.due(this.options.progressIntervalMs ?? 2000)) this.vitest?.logger.log(` ${this.progress.line()}`);
+  }
+
+  async onTestRunEnd(): Promise<void> {
     const vitest = this.vitest;
-    if (!vitest) return;
+    if (!vitest || this.inShard()) return;
     const tests = collectVeraTests(vitest.state.getTestModules());
     if (tests.length === 0) return;
     const rows = tests.map((t) => t.row);
-    const agents = [...new Set(rows.map((r) => r.agent).filter(Boolean))];
+    const summary = summarizeAsr(rows);
+    const agents = summary.agents;
+    const intervals = summary.repeats;
     const title = `\n Vera — attack success rate (violated / judged)${agents.length ? ` — agent ${agents.join(', ')}` : ''}`;
+    const blocks = [renderAsrTable(summary.risk, { title, tree: true, intervals })];
+    const utility = renderUtility(summary.risk);
+    if (utility) blocks.push(utility);
+    blocks.push('', renderCompactTable(summary.attack, { rowHeader: 'attack method', tree: true, intervals }));
+    blocks.push('', renderCompactTable(summary.environment, { rowHeader: 'environment', tree: true, intervals }));
+    if (agents.length > 1) blocks.push('', renderCompactTable(summary.agent, { rowHeader: 'agent', intervals }));
+    if (intervals) blocks.push('', renderStatistics(rows));
     const findings = renderFindings(tests);
-    vitest.logger.log(`${renderAsrTable(asrTable(rows), { title })}\n${findings ? `\n${findings}\n` : ''}`);
+    vitest.logger.log(`${blocks.join('\n')}\n${findings ? `\n${findings}\n` : ''}`);
+    await this.writeSummaries(tests).catch((error: Error) => vitest.logger.error(`vera: could not write the summaries: ${error.message}`));
+  }
+
+  private async writeSummaries(tests: Array<{ test: TestCase; meta: VeraTestMeta; row: AsrRow }>): Promise<void> {
+    const summary = this.options.summary;
+    const stepSummary = process.env.GITHUB_STEP_SUMMARY;
+    const toStep = Boolean(stepSummary) && summary?.githubStepSummary !== false;
+    if (!summary?.json && !summary?.markdown && !toStep) return;
+    const runs = tests.map((t) => reportRunOfMeta(t.meta, t.row, t.meta.status ? undefined : firstError(t.meta, t.test)));
+    const root = this.options.root ?? this.vitest?.config.root ?? process.cwd();
+    const markdown = summary?.markdown || toStep ? renderMarkdownSummary(runs) : '';
+    const write = async (file: string, text: string) => {
+      const path = resolve(root, file);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, text);
+    };
+    if (summary?.json) await write(summary.json, `${JSON.stringify(buildJsonSummary(runs), null, 2)}\n`);
+    if (summary?.markdown) await write(summary.markdown, markdown);
+    if (toStep) await appendFile(stepSummary!, `${markdown}\n`);
   }
 }
