@@ -2,17 +2,36 @@ import type { EnvironmentDefinition } from '../environment.js';
 import { codeHostingEnvironment } from './code-hosting.js';
 import { emailEnvironment } from './email.js';
 import { filesEnvironment } from './files.js';
+import { calendarEnvironment } from './calendar.js';
+import { databaseEnvironment } from './database.js';
+import { messagingEnvironment } from './messaging.js';
+import { paymentsEnvironment } from './payments.js';
+import { shellEnvironment } from './shell.js';
+import { webEnvironment } from './web.js';
 
 export { codeHostingEnvironment } from './code-hosting.js';
 export { emailEnvironment } from './email.js';
 export { filesEnvironment } from './files.js';
 export * from './domains.js';
+export { calendarEnvironment } from './calendar.js';
+export { databaseEnvironment } from './database.js';
+export { messagingEnvironment } from './messaging.js';
+export { paymentsEnvironment } from './payments.js';
+export { createShellEnvironment, shellEnvironment, type ShellEnvironmentOptions } from './shell.js';
+export { createBubblewrapRunner, createDirectShellRunner, ShellConfinementError, type ShellRunner, type ShellRunRequest, type ShellRunResult } from './shell-runner.js';
+export { webEnvironment } from './web.js';
 
 /** The environments Vera ships, keyed by name (the `<environment>` of `email.deliver`). */
 export const builtinEnvironments: Record<string, EnvironmentDefinition<any>> = {
   [emailEnvironment.name]: emailEnvironment,
   [filesEnvironment.name]: filesEnvironment,
   [codeHostingEnvironment.name]: codeHostingEnvironment,
+  [messagingEnvironment.name]: messagingEnvironment,
+  [paymentsEnvironment.name]: paymentsEnvironment,
+  [webEnvironment.name]: webEnvironment,
+  [calendarEnvironment.name]: calendarEnvironment,
+  [databaseEnvironment.name]: databaseEnvironment,
+  [shellEnvironment.name]: shellEnvironment,
 };
 
 /** The built-in environment called `name`; throws, listing the known names, when there is none. */

@@ -1,0 +1,35 @@
+import { ToolError } from '../environment.js';
+
+/**
+ * Stable ids for items of collection state (`msg-7`, `tx-3`): what `added` / `removed` /
+ * `changed` state matchers key on. Generated ids never collide with ids an init script gave.
+ */
+export interface IdCounter {
+  nextId: number;
+}
+
+/** The next free `<prefix>-<n>`, skipping any id in `taken`. */
+export function takeId(state: IdCounter, prefix: string, taken: ReadonlySet<string>): string {
+  let id: string;
+  do id = `${prefix}-${state.nextId++}`;
+  while (taken.has(id));
+  return id;
+}
+
+/**
+ * Claims an explicit id from an init script: refuses a duplicate, and moves the counter past a
+ * numeric suffix (`tx-7` → next generated id is at least `…-8`) so generated ids stay clear of it.
+ */
+export function reserveId(state: IdCounter, id: string, taken: ReadonlySet<string>): void {
+  if (taken.has(id)) throw new ToolError(`id "${id}" is already used`);
+  const n = /-(\d+)$/.exec(id);
+  if (n && Number(n[1]) >= state.nextId) state.nextId = Number(n[1]) + 1;
+}
+
+/** `date` as ISO 8601 (default: now); a ToolError naming the field when it is not a date. */
+export function isoDate(date: string | undefined, field = 'date'): string {
+  if (date === undefined) return new Date().toISOString();
+  const parsed = new Date(date);
+  if (Number.isNaN(parsed.getTime())) throw new ToolError(`${field} is not a date: ${JSON.stringify(date)}`);
+  return parsed.toISOString();
+}
