@@ -1,5 +1,6 @@
 import { checkCommand } from './commands/check.js';
 import { diffCommand } from './commands/diff.js';
+import { exploreCommand } from './commands/explore.js';
 import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
 
@@ -23,6 +24,7 @@ export const commands: Record<string, CliCommand> = {
   [reportCommand.name]: reportCommand,
   [replayCommand.name]: replayCommand,
   [diffCommand.name]: diffCommand,
+  [exploreCommand.name]: exploreCommand,
 };
 
 export function usage(): string {

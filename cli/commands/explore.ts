@@ -1,0 +1,105 @@
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { writeChangelog } from '../../pipeline/explore/changelog.js';
+import { explore } from '../../pipeline/explore/explore.js';
+import { DEFAULT_CREATE_THRESHOLD } from '../../pipeline/explore/operations.js';
+import { ArxivSource } from '../../pipeline/explore/sources/arxiv.js';
+import { DocumentCorpus } from '../../pipeline/explore/sources/document-corpus.js';
+import { loadFeedFile } from '../../pipeline/explore/sources/feeds.js';
+import { loadDocumentFolder } from '../../pipeline/explore/sources/local-folder.js';
+import type { DocumentSource, SourceDocument } from '../../pipeline/explore/sources/source-document.js';
+import { openAIJsonModel } from '../../pipeline/llm/json-model.js';
+import { MODEL_FLAGS_USAGE, modelFlags, modelOptionsFrom, number } from '../../pipeline/llm/model-flags.js';
+import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
+import type { CliCommand } from '../main.js';
+
+/**
+ * `vera explore`: reads documents (local folders, feed files, arXiv when reachable) with the
+ * summary agent and updates the taxonomy trees under cases/taxonomy/, writing a changelog.
+ */
+export const exploreCommand: CliCommand = {
+  name: 'explore',
+  summary: 'update the risk/attack/environment trees from documents (LLM summary agent)',
+  usage: [
+    'vera explore [--docs <dir>]… [--feed <file>]… [--arxiv [--arxiv-endpoint <url>]] [--query <text>]…',
+    '             [--budget 20] [--per-query 3] [--max-queries 5] [--max-iterations 20] [--threshold 5]',
+    `             [--taxonomy ${DEFAULT_TAXONOMY_DIR}] [--write-to <dir>] [--out .vera/explore] [--dry-run]`,
+    `             ${MODEL_FLAGS_USAGE}`,
+  ].join('\n'),
+  async run(args, io) {
+    const { values } = parseArgs({
+      args,
+      allowPositionals: false,
+      options: {
+        docs: { type: 'string', multiple: true },
+        feed: { type: 'string', multiple: true },
+        arxiv: { type: 'boolean' },
+        'arxiv-endpoint': { type: 'string' },
+        query: { type: 'string', multiple: true },
+        budget: { type: 'string' },
+        'per-query': { type: 'string' },
+        'max-queries': { type: 'string' },
+        'max-iterations': { type: 'string' },
+        threshold: { type: 'string' },
+        taxonomy: { type: 'string' },
+        'write-to': { type: 'string' },
+        out: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        ...modelFlags,
+      },
+    });
+    const at = (p: string) => resolve(io.cwd, p);
+    const int = (flag: string, fallback: number, min = 1) => (values[flag as keyof typeof values] === undefined ? fallback : number(String(values[flag as keyof typeof values]), `--${flag}`, { min, integer: true }));
+    const budget = int('budget', 20);
+    const threshold = int('threshold', DEFAULT_CREATE_THRESHOLD);
+
+    const sources: DocumentSource[] = [];
+    const documents: SourceDocument[] = [];
+    for (const dir of values.docs ?? []) documents.push(...(await loadDocumentFolder(at(dir))));
+    for (const file of values.feed ?? []) documents.push(...(await loadFeedFile(at(file))));
+    if (documents.length > 0) sources.push(new DocumentCorpus('local', documents));
+    if (values.arxiv) {
+      const arxiv = new ArxivSource(values['arxiv-endpoint'] ? { endpoint: values['arxiv-endpoint'] } : {});
+      const problem = await arxiv.probe();
+      if (problem) io.err(`vera explore: ${problem}`);
+      else sources.push(arxiv);
+    }
+    if (sources.length === 0) {
+      io.err('vera explore: no document source to read: give --docs <dir>, --feed <file> or --arxiv (when the network allows)');
+      return 1;
+    }
+
+    const taxonomyDir = at(values.taxonomy ?? DEFAULT_TAXONOMY_DIR);
+    const taxonomy = await Taxonomy.load(taxonomyDir);
+    const model = openAIJsonModel(modelOptionsFrom(values));
+    const result = await explore({
+      taxonomy,
+      sources,
+      model,
+      budget,
+      threshold,
+      perQuery: int('per-query', 3),
+      maxQueries: int('max-queries', 5),
+      maxIterations: int('max-iterations', 20),
+      ...(values.query?.length ? { queries: values.query } : {}),
+      log: (line) => io.out(line),
+    });
+
+    const outDir = at(values.out ?? '.vera/explore');
+    const changelogFile = join(outDir, 'changelog.yaml');
+    await writeChangelog(changelogFile, result, { model: model.model, budget, threshold });
+    const count = (op: string) => result.changelog.filter((e) => e.operation === op).length;
+    io.out(
+      `read ${result.retrieved} documents in ${result.iterations} iteration(s), stopped: ${result.stopReason}; ` +
+        `created ${count('create')}, pending ${count('pending')}, updated ${count('update')}, merged ${count('merge')}, ` +
+        `deleted ${count('delete')}, rejected ${count('reject')}, invalid replies ${count('invalid-reply')}`,
+    );
+    if (values['dry-run']) io.out(`dry run: trees not written; changelog: ${changelogFile}`);
+    else {
+      const target = at(values['write-to'] ?? values.taxonomy ?? DEFAULT_TAXONOMY_DIR);
+      await taxonomy.save(target);
+      io.out(`trees written to ${target}; changelog: ${changelogFile}`);
+    }
+    return 0;
+  },
+};

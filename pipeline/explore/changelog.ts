@@ -1,0 +1,48 @@
+import { toYaml, writeFileAtomic } from '../yaml-file.js';
+import type { ExploreResult } from './explore.js';
+import type { ChangeOperation, ChangelogEntry } from './operations.js';
+
+/**
+ * A run's changelog as YAML: what was read, every operation with its node and sources, the
+ * frontier, and why the run stopped. No clock times and no absolute paths, so two runs given the
+ * same model replies write the same bytes.
+ */
+export function changelogYaml(result: ExploreResult, run: { model: string; budget: number; threshold: number }): string {
+  return toYaml(
+    {
+      schema: 'vera.explore-changelog/v1',
+      model: run.model,
+      budget: run.budget,
+      threshold: run.threshold,
+      retrieved: result.retrieved,
+      iterations: result.iterations,
+      stopReason: result.stopReason,
+      counts: countOperations(result.changelog),
+      nextFrontier: result.frontier,
+      entries: result.changelog.map(orderedEntry),
+    },
+    ' vera explore changelog: one entry per operation (node, sources), in the order applied.',
+  );
+}
+
+export async function writeChangelog(file: string, result: ExploreResult, run: { model: string; budget: number; threshold: number }): Promise<void> {
+  await writeFileAtomic(file, changelogYaml(result, run));
+}
+
+export function countOperations(entries: ChangelogEntry[]): Partial<Record<ChangeOperation, number>> {
+  const counts: Partial<Record<ChangeOperation, number>> = {};
+  for (const e of entries) counts[e.operation] = (counts[e.operation] ?? 0) + 1;
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+function orderedEntry(e: ChangelogEntry): Record<string, unknown> {
+  return {
+    iteration: e.iteration,
+    operation: e.operation,
+    ...(e.tree ? { tree: e.tree } : {}),
+    ...(e.node ? { node: e.node } : {}),
+    ...(e.into ? { into: e.into } : {}),
+    sources: e.sources,
+    detail: e.detail,
+  };
+}

@@ -1,0 +1,141 @@
+import type { JsonModel } from '../llm/json-model.js';
+import type { Taxonomy } from '../taxonomy/taxonomy.js';
+import { sourceRecord } from '../taxonomy/taxonomy-schema.js';
+import { computedFrontier, dedupeQueries, frontierInput, proposeFrontier } from './frontier.js';
+import { applyConcept, DEFAULT_CREATE_THRESHOLD, type ChangelogEntry } from './operations.js';
+import { DocumentCorpus } from './sources/document-corpus.js';
+import type { DocumentSource, SourceDocument } from './sources/source-document.js';
+import { askSummary } from './summary-agent.js';
+
+export interface ExploreOptions {
+  taxonomy: Taxonomy;
+  sources: DocumentSource[];
+  model: JsonModel;
+  /** Documents to read in all (the retrieval budget). The run stops when it is spent. */
+  budget: number;
+  /** Documents per query (default 3). */
+  perQuery?: number;
+  /** Queries per iteration (default 5). */
+  maxQueries?: number;
+  /** Safety stop (default 20). */
+  maxIterations?: number;
+  /** Distinct sources a new leaf needs (default 5). */
+  threshold?: number;
+  /** First queries; default the frontier saved by the last run, else one computed from the trees. */
+  queries?: string[];
+  /** Characters of each document shown to the model (default 12 000). */
+  maxDocumentChars?: number;
+  log?: (line: string) => void;
+}
+
+export type StopReason = 'budget' | 'exhausted' | 'no-frontier' | 'iterations';
+
+export interface ExploreResult {
+  changelog: ChangelogEntry[];
+  stopReason: StopReason;
+  retrieved: number;
+  iterations: number;
+  /** The frontier for the next run (also saved in the exploration state). */
+  frontier: string[];
+}
+
+/**
+ * The exploration loop. Each iteration retrieves documents for the current query frontier, has
+ * the summary agent read each one (in retrieval order, one request at a time, so a run is
+ * repeatable given the same replies) and applies one operation per concept, then proposes the
+ * next frontier. It stops when the retrieval budget is spent (or nothing new can be retrieved).
+ */
+export async function explore(options: ExploreOptions): Promise<ExploreResult> {
+  const { taxonomy, model } = options;
+  const perQuery = options.perQuery ?? 3;
+  const maxQueries = options.maxQueries ?? 5;
+  const maxIterations = options.maxIterations ?? 20;
+  const threshold = options.threshold ?? DEFAULT_CREATE_THRESHOLD;
+  const maxChars = options.maxDocumentChars ?? 12_000;
+  const log = options.log ?? (() => {});
+  const changelog: ChangelogEntry[] = [];
+  const seen = new Set(taxonomy.exploration.processed);
+  const used: string[] = [];
+  const unresolved: string[] = [];
+  let retrieved = 0;
+
+  for (const source of options.sources) {
+    if (!(source instanceof DocumentCorpus)) continue;
+    for (const d of source.duplicates) {
+      changelog.push({ iteration: 0, operation: 'duplicate-source', sources: [d.id], detail: `${d.origin} is a copy of ${d.duplicateOf}; counted once` });
+    }
+  }
+
+  let frontier = dedupeQueries(
+    options.queries?.length ? options.queries : taxonomy.exploration.frontier.length ? taxonomy.exploration.frontier : computedFrontier(frontierInput(taxonomy, [], [], threshold)),
+    [],
+  ).slice(0, maxQueries);
+  let stopReason: StopReason = 'iterations';
+  let iteration = 0;
+
+  while (true) {
+    if (iteration >= maxIterations) break;
+    iteration++;
+    const docs: SourceDocument[] = [];
+    for (const query of frontier) {
+      if (retrieved >= options.budget) break;
+      const found: SourceDocument[] = [];
+      for (const source of options.sources) {
+        const room = Math.min(perQuery - found.length, options.budget - retrieved);
+        if (room <= 0) break;
+        for (const doc of await source.search(query, room, seen)) {
+          if (seen.has(doc.id) || found.length >= perQuery || retrieved >= options.budget) continue;
+          seen.add(doc.id);
+          found.push(doc);
+          retrieved++;
+        }
+      }
+      used.push(query);
+      changelog.push({ iteration, operation: 'retrieve', sources: found.map((d) => d.id), detail: `query "${query}": ${found.length} new documents (${retrieved} of ${options.budget} read)` });
+      log(`iteration ${iteration}: "${query}" → ${found.length} documents`);
+      docs.push(...found);
+    }
+    if (docs.length === 0) {
+      stopReason = 'exhausted';
+      break;
+    }
+    for (const doc of docs) {
+      // A URL the registry schema would refuse (not absolute) is left out rather than breaking the saved file.
+      const url = doc.url && sourceRecord.shape.url.safeParse(doc.url).success ? { url: doc.url } : {};
+      taxonomy.sources[doc.id] ??= { title: doc.title, ...url, kind: doc.kind, origin: doc.origin };
+      taxonomy.exploration.processed.push(doc.id);
+      const reply = await askSummary(model, doc, taxonomy, maxChars);
+      if (!reply.ok) {
+        changelog.push({ iteration, operation: 'invalid-reply', sources: [doc.id], detail: `summary of ${doc.id} rejected: ${reply.error}` });
+        log(`  ${doc.id}: invalid reply (${reply.error})`);
+        continue;
+      }
+      for (const concept of reply.value.concepts) {
+        const change = applyConcept(taxonomy, concept, doc.id, threshold);
+        changelog.push({ iteration, ...change });
+        log(`  ${doc.id}: ${change.operation} ${change.tree ?? ''}:${change.node ?? ''}${change.into ? ` → ${change.into}` : ''}`);
+      }
+      for (const term of reply.value.unresolved) if (!unresolved.includes(term)) unresolved.push(term);
+    }
+    const next = await proposeFrontier(model, frontierInput(taxonomy, unresolved, used, threshold), maxQueries);
+    for (const change of next.changes) changelog.push({ iteration, ...change });
+    frontier = next.queries;
+    if (retrieved >= options.budget) {
+      stopReason = 'budget';
+      break;
+    }
+    if (frontier.length === 0) {
+      stopReason = 'no-frontier';
+      break;
+    }
+  }
+  taxonomy.exploration.frontier = frontier;
+  const why: Record<StopReason, string> = {
+    budget: `retrieval budget spent (${retrieved} of ${options.budget} documents)`,
+    exhausted: `no new documents for the frontier (${retrieved} of ${options.budget} read)`,
+    'no-frontier': 'the frontier is empty',
+    iterations: `iteration limit reached (${maxIterations})`,
+  };
+  changelog.push({ iteration, operation: 'stop', sources: [], detail: why[stopReason] });
+  return { changelog, stopReason, retrieved, iterations: iteration, frontier };
+}

@@ -1,0 +1,231 @@
+import { lastSegment, parentOf, type Taxonomy } from '../taxonomy/taxonomy.js';
+import type { TaxonomyNode, TreeKind } from '../taxonomy/taxonomy-schema.js';
+import type { ConceptOperation } from './summary-agent.js';
+
+/**
+ * The four update operations, applied by rules that do not depend on the model: the summary
+ * agent proposes one operation per concept, and this decides what actually changes.
+ *   create  — a new leaf only once ≥ `threshold` DISTINCT sources support it; until then a
+ *             pending candidate that collects evidence;
+ *   update  — the document becomes evidence of an existing node (or of a pending candidate);
+ *   merge   — two nodes are one class: evidence, references and children move, ids redirect;
+ *   delete  — the document retracts sources a node cites; a node left without evidence goes.
+ * Training-time-only concepts are rejected whatever the operation, with the reason recorded.
+ */
+
+export const DEFAULT_CREATE_THRESHOLD = 5;
+
+export type ChangeOperation =
+  | 'retrieve'
+  | 'create'
+  | 'pending'
+  | 'update'
+  | 'merge'
+  | 'delete'
+  | 'retract'
+  | 'reject'
+  | 'skip'
+  | 'invalid-reply'
+  | 'duplicate-source'
+  | 'frontier'
+  | 'stop';
+
+/** One line of a run's changelog. Field order is fixed so the YAML is byte-for-byte repeatable. */
+export interface ChangelogEntry {
+  iteration: number;
+  operation: ChangeOperation;
+  tree?: TreeKind;
+  node?: string;
+  into?: string;
+  sources: string[];
+  detail: string;
+}
+
+export type Change = Omit<ChangelogEntry, 'iteration'>;
+
+export const OUT_OF_SCOPE_REASON =
+  'training-time-only attack: out of scope (Vera tests agents at inference time, through their tools; poisoning training data or model weights is not something a case can seed or verify)';
+
+/** Poisoning/backdoors tied to training data, fine-tuning or weights, in either word order. */
+const TRAINING_TIME = [
+  /\b(poison\w*|backdoor\w*|trojan\w*)\b[^.]{0,60}\b(pre-?train\w*|training|fine-?tun\w*|weights?|checkpoints?)\b/i,
+  /\b(pre-?train\w*|training|fine-?tun\w*)\b[^.]{0,40}\b(poison\w*|backdoor\w*|trojan\w*)/i,
+];
+
+export function isTrainingTimeOnly(concept: ConceptOperation): boolean {
+  if (concept.phase === 'training') return true;
+  const text = [concept.term, 'name' in concept ? concept.name : '', 'description' in concept ? concept.description : ''].join(' ');
+  return TRAINING_TIME.some((re) => re.test(text));
+}
+
+export function applyConcept(taxonomy: Taxonomy, concept: ConceptOperation, docId: string, threshold = DEFAULT_CREATE_THRESHOLD): Change {
+  const tree = concept.tree;
+  if (isTrainingTimeOnly(concept)) return reject(taxonomy, concept, docId);
+  switch (concept.operation) {
+    case 'create':
+      return create(taxonomy, tree, concept.node, { name: concept.name, description: concept.description, term: concept.term }, docId, threshold);
+    case 'update':
+      return update(taxonomy, tree, concept.node, concept.term, docId, threshold);
+    case 'merge':
+      return merge(taxonomy, tree, concept.node, concept.into, docId);
+    case 'delete':
+      return remove(taxonomy, tree, concept.node, concept.retract, docId);
+  }
+}
+
+function reject(taxonomy: Taxonomy, concept: ConceptOperation, docId: string): Change {
+  const rejected = taxonomy.trees[concept.tree].rejected;
+  const term = concept.term.trim();
+  let entry = rejected.find((r) => r.term.toLowerCase() === term.toLowerCase());
+  if (!entry) {
+    entry = { term, reason: OUT_OF_SCOPE_REASON, sources: [] };
+    rejected.push(entry);
+  }
+  if (!entry.sources.includes(docId)) entry.sources.push(docId);
+  return { operation: 'reject', tree: concept.tree, node: concept.node, sources: [docId], detail: `"${term}": ${OUT_OF_SCOPE_REASON}` };
+}
+
+function create(
+  taxonomy: Taxonomy,
+  tree: TreeKind,
+  path: string,
+  proposal: { name: string; description: string; term: string },
+  docId: string,
+  threshold: number,
+): Change {
+  const existing = taxonomy.find(tree, path);
+  if (existing) return update(taxonomy, tree, existing.path, proposal.term, docId, threshold, 'proposed as new, but the node exists');
+  const parent = parentOf(path);
+  const resolvedParent = parent ? taxonomy.resolve(tree, parent) : '';
+  const resolvedPath = resolvedParent ? `${resolvedParent}/${lastSegment(path)}` : path;
+  const pendingList = taxonomy.trees[tree].pending;
+  let pending = pendingList.find((p) => p.path === resolvedPath);
+  if (!pending) {
+    pending = { path: resolvedPath, name: proposal.name, description: proposal.description, evidence: [], terms: [] };
+    pendingList.push(pending);
+  }
+  return addPendingEvidence(taxonomy, tree, pending, proposal.term, docId, threshold);
+}
+
+function addPendingEvidence(
+  taxonomy: Taxonomy,
+  tree: TreeKind,
+  pending: Taxonomy['trees'][TreeKind]['pending'][number],
+  term: string,
+  docId: string,
+  threshold: number,
+): Change {
+  if (!pending.terms.includes(term)) pending.terms.push(term);
+  if (pending.evidence.includes(docId)) {
+    return { operation: 'skip', tree, node: pending.path, sources: [docId], detail: `pending candidate already counts ${docId} (${pending.evidence.length} of ${threshold} distinct sources)` };
+  }
+  pending.evidence.push(docId);
+  const parent = parentOf(pending.path);
+  const siblings = taxonomy.siblingsOf(tree, parent);
+  if (pending.evidence.length >= threshold && siblings) {
+    siblings.push({ id: lastSegment(pending.path), name: pending.name, description: pending.description, evidence: [...pending.evidence], references: [], children: [] });
+    const list = taxonomy.trees[tree].pending;
+    list.splice(list.indexOf(pending), 1);
+    return { operation: 'create', tree, node: pending.path, sources: [...pending.evidence], detail: `new leaf supported by ${pending.evidence.length} distinct sources` };
+  }
+  const waiting = siblings ? '' : `; waits for its parent "${parent}"`;
+  return { operation: 'pending', tree, node: pending.path, sources: [docId], detail: `${pending.evidence.length} of ${threshold} distinct sources${waiting}` };
+}
+
+function update(taxonomy: Taxonomy, tree: TreeKind, path: string, term: string, docId: string, threshold: number, note?: string): Change {
+  const found = taxonomy.find(tree, path);
+  if (!found) {
+    const pending = taxonomy.trees[tree].pending.find((p) => p.path === taxonomy.resolve(tree, path));
+    if (pending) return addPendingEvidence(taxonomy, tree, pending, term, docId, threshold);
+    return { operation: 'skip', tree, node: path, sources: [docId], detail: 'update of a node that does not exist' };
+  }
+  if (found.node.evidence.includes(docId)) {
+    return { operation: 'skip', tree, node: found.path, sources: [docId], detail: `already cites ${docId}` };
+  }
+  found.node.evidence.push(docId);
+  const redirected = found.path !== path ? ` (via redirect from "${path}")` : '';
+  return { operation: 'update', tree, node: found.path, sources: [docId], detail: `${note ? `${note}; ` : ''}evidence added${redirected}; ${found.node.evidence.length} sources` };
+}
+
+function merge(taxonomy: Taxonomy, tree: TreeKind, path: string, intoPath: string, docId: string): Change {
+  const from = taxonomy.find(tree, path);
+  const into = taxonomy.find(tree, intoPath);
+  const skip = (detail: string): Change => ({ operation: 'skip', tree, node: path, into: intoPath, sources: [docId], detail });
+  if (!from) return skip(`merge of "${path}", which does not exist`);
+  if (!into) return skip(`merge into "${intoPath}", which does not exist`);
+  if (from.path === into.path) return skip('both names lead to the same node');
+  if (into.path.startsWith(`${from.path}/`)) return skip('a node cannot be merged into its own descendant');
+  const clash = from.node.children.find((c) => into.node.children.some((d) => d.id === c.id));
+  if (clash) return skip(`both nodes have a child "${clash.id}"; merge those first`);
+
+  const moved = from.node.evidence.filter((e) => !into.node.evidence.includes(e));
+  into.node.evidence.push(...moved);
+  if (!into.node.evidence.includes(docId)) into.node.evidence.push(docId);
+  for (const ref of from.node.references) {
+    if (!into.node.references.some((r) => r.framework === ref.framework && r.id === ref.id)) into.node.references.push(ref);
+  }
+  const subtree = [...subtreePaths(from.node, from.path)];
+  into.node.children.push(...from.node.children);
+  const siblings = taxonomy.siblingsOf(tree, parentOf(from.path))!;
+  siblings.splice(siblings.indexOf(from.node), 1);
+
+  // Ids of the merged subtree lead to where its nodes are now; older redirects follow them.
+  const redirects = taxonomy.trees[tree].redirects;
+  const renamed = (p: string) => (p === from.path ? into.path : p.startsWith(`${from.path}/`) ? `${into.path}${p.slice(from.path.length)}` : p);
+  for (const [key, target] of Object.entries(redirects)) redirects[key] = renamed(target);
+  for (const p of subtree) redirects[p] = renamed(p);
+  for (const pending of taxonomy.trees[tree].pending) pending.path = renamed(pending.path);
+  return {
+    operation: 'merge',
+    tree,
+    node: from.path,
+    into: into.path,
+    sources: [...moved, docId],
+    detail: `one class: ${moved.length} sources, ${from.node.references.length} references and ${from.node.children.length} children moved; "${from.path}" now redirects`,
+  };
+}
+
+function remove(taxonomy: Taxonomy, tree: TreeKind, path: string, retract: string[], docId: string): Change {
+  const found = taxonomy.find(tree, path);
+  if (!found) {
+    const pendingList = taxonomy.trees[tree].pending;
+    const pending = pendingList.find((p) => p.path === taxonomy.resolve(tree, path));
+    if (!pending) return { operation: 'skip', tree, node: path, sources: [docId], detail: 'delete of a node that does not exist' };
+    const removed = pending.evidence.filter((e) => retract.includes(e));
+    if (removed.length === 0) return { operation: 'skip', tree, node: pending.path, sources: [docId], detail: 'the pending candidate cites none of the retracted sources' };
+    pending.evidence = pending.evidence.filter((e) => !retract.includes(e));
+    markRetracted(taxonomy, removed, docId);
+    if (pending.evidence.length > 0) return { operation: 'retract', tree, node: pending.path, sources: [docId, ...removed], detail: `pending candidate keeps ${pending.evidence.length} sources` };
+    pendingList.splice(pendingList.indexOf(pending), 1);
+    return { operation: 'delete', tree, node: pending.path, sources: [docId, ...removed], detail: 'pending candidate left without evidence' };
+  }
+  const removed = found.node.evidence.filter((e) => retract.includes(e));
+  if (removed.length === 0) return { operation: 'skip', tree, node: found.path, sources: [docId], detail: `cites none of the retracted sources (${retract.join(', ')})` };
+  found.node.evidence = found.node.evidence.filter((e) => !retract.includes(e));
+  markRetracted(taxonomy, removed, docId);
+  if (found.node.evidence.length > 0) {
+    return { operation: 'retract', tree, node: found.path, sources: [docId, ...removed], detail: `still supported by ${found.node.evidence.length} sources; kept` };
+  }
+  if (found.node.children.length > 0) {
+    return { operation: 'retract', tree, node: found.path, sources: [docId, ...removed], detail: 'left without evidence but has children; kept until they go' };
+  }
+  const siblings = taxonomy.siblingsOf(tree, parentOf(found.path))!;
+  siblings.splice(siblings.indexOf(found.node), 1);
+  const redirects = taxonomy.trees[tree].redirects;
+  for (const [key, target] of Object.entries(redirects)) if (target === found.path) delete redirects[key];
+  return { operation: 'delete', tree, node: found.path, sources: [docId, ...removed], detail: 'left without evidence' };
+}
+
+function markRetracted(taxonomy: Taxonomy, ids: string[], by: string): void {
+  for (const id of ids) {
+    const record = taxonomy.sources[id];
+    if (!record) continue;
+    record.retractedBy ??= [];
+    if (!record.retractedBy.includes(by)) record.retractedBy.push(by);
+  }
+}
+
+function* subtreePaths(node: TaxonomyNode, path: string): Generator<string> {
+  yield path;
+  for (const child of node.children) yield* subtreePaths(child, `${path}/${child.id}`);
+}

@@ -1,0 +1,50 @@
+import type { ModelOptions } from './json-model.js';
+
+/**
+ * The model flags every pipeline command shares, for `node:util` parseArgs:
+ *   --model <name>         default VERA_PIPELINE_MODEL, then VERA_MODEL, then gpt-4o-mini
+ *   --base-url <url>       default OPENAI_BASE_URL (any OpenAI-compatible endpoint)
+ *   --api-key-env <VAR>    the variable holding the key (default OPENAI_API_KEY)
+ *   --temperature <t>      default 0
+ *   --seed <n>             sent to the endpoint (sampling seed), when given
+ */
+export const modelFlags = {
+  model: { type: 'string' },
+  'base-url': { type: 'string' },
+  'api-key-env': { type: 'string' },
+  temperature: { type: 'string' },
+  'model-seed': { type: 'string' },
+} as const;
+
+export const MODEL_FLAGS_USAGE = '[--model <name>] [--base-url <url>] [--api-key-env <VAR>] [--temperature <t>] [--model-seed <n>]';
+
+export function modelOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): ModelOptions {
+  const model = str(values.model) ?? env.VERA_PIPELINE_MODEL ?? env.VERA_MODEL ?? 'gpt-4o-mini';
+  const baseURL = str(values['base-url']) ?? env.OPENAI_BASE_URL;
+  const keyVar = str(values['api-key-env']);
+  const apiKey = env[keyVar ?? 'OPENAI_API_KEY'];
+  if (keyVar && !apiKey) throw new Error(`--api-key-env ${keyVar}: the variable ${keyVar} is not set`);
+  if (!baseURL && !apiKey) {
+    throw new Error('no model endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for another OpenAI-compatible provider), or pass --base-url <url>');
+  }
+  const options: ModelOptions = { model, apiKey: apiKey ?? 'no-key' };
+  if (baseURL) options.baseURL = baseURL;
+  const temperature = str(values.temperature);
+  if (temperature !== undefined) options.temperature = number(temperature, '--temperature');
+  const seed = str(values['model-seed']);
+  if (seed !== undefined) options.seed = number(seed, '--model-seed');
+  return options;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** A numeric flag, or an error naming the flag. */
+export function number(text: string, flag: string, { min = -Infinity, integer = false } = {}): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
+    throw new Error(`${flag}: expected ${integer ? 'an integer' : 'a number'}${min > -Infinity ? ` ≥ ${min}` : ''}, got ${JSON.stringify(text)}`);
+  }
+  return n;
+}
