@@ -107,8 +107,9 @@ copy_lib() {
 NODE_BIN=$(readlink -f "$(command -v node)")
 copy_with_libs "$NODE_BIN" /usr/local/bin/node
 for tool in "${TOOLS[@]}"; do
-  path=$(command -v "$tool" 2>/dev/null || true)
-  [[ $path == /* ]] || continue # a shell builtin only (e.g. no separate binary): skip
+  # The executable file, also for names that are shell builtins too (test, echo, kill, …).
+  path=$(type -P "$tool" 2>/dev/null || true)
+  [[ -n $path ]] || { echo "build-sandbox-image: $tool is not installed on this machine; skipping it" >&2; continue; }
   copy_with_libs "$path" "/usr/bin/$tool"
 done
 
