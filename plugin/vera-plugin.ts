@@ -20,10 +20,24 @@ function runtimeModulePath(): string {
   return here.endsWith('.ts') && existsSync(ts) ? ts : here.replace(/vera-plugin\.[jt]s$/, 'runtime.js');
 }
 
+type OptionIssue = { path: PropertyKey[]; message: string; code?: string; errors?: OptionIssue[][] };
+
+/** A union's issue, told through the branch that got furthest (e.g. `adversary.strategies.*.0`, not `adversary: Invalid input`). */
+function optionIssues(issue: OptionIssue, base: PropertyKey[] = []): Array<{ path: PropertyKey[]; message: string }> {
+  const path = [...base, ...issue.path];
+  if (issue.code === 'invalid_union' && issue.errors?.length) {
+    const depth = (branch: OptionIssue[]) => Math.max(...branch.map((i) => i.path.length));
+    const best = issue.errors.reduce((a, b) => (depth(b) > depth(a) ? b : a));
+    if (depth(best) > 0) return best.flatMap((i) => optionIssues(i, path));
+  }
+  return [{ path, message: issue.message }];
+}
+
 function parseOptions(options: VeraOptions): ResolvedVeraOptions {
   const parsed = veraOptions.safeParse(options);
   if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(options)'}: ${i.message}`).join('\n');
+    const issues = parsed.error.issues.flatMap((i) => optionIssues(i as OptionIssue));
+    const detail = issues.map((i) => `  ${i.path.map(String).join('.') || '(options)'}: ${i.message}`).join('\n');
     throw new Error(`vera(): invalid options\n${detail}`);
   }
   return parsed.data;

@@ -219,3 +219,63 @@ describe('stopping', () => {
     }
   });
 });
+
+describe('strategy plans, refusals and the new case fields', () => {
+  const withAttack = (attack: string, strategies?: Array<'role-play' | 'direct-request'>): SafetyCase => ({
+    ...notes,
+    taxonomy: { ...notes.taxonomy, attack },
+    attack: { ...notes.attack, ...(strategies ? { strategies } : {}) },
+  });
+
+  it('picks the sequence by the longest matching attack-method prefix; options over defaults; the case over both', async () => {
+    const { strategyPlanFor, defaultStrategyMap } = await import('../control/strategies.js');
+    expect(strategyPlanFor(withAttack('social-engineering/authority-impersonation/ceo'))).toMatchObject({
+      source: 'default',
+      matched: 'social-engineering/authority-impersonation',
+      sequence: defaultStrategyMap['social-engineering/authority-impersonation'],
+    });
+    expect(strategyPlanFor(withAttack('social-engineering/baiting'))).toMatchObject({ source: 'default', matched: 'social-engineering' });
+    expect(strategyPlanFor(withAttack('social-engineeringx'))).toMatchObject({ source: 'default', matched: '*' });
+    const overrides = { '*': ['role-play' as const], 'social-engineering': ['encoding-obfuscation' as const] };
+    expect(strategyPlanFor(withAttack('social-engineering/urgency'), overrides)).toMatchObject({ source: 'options', matched: 'social-engineering', sequence: ['encoding-obfuscation'] });
+    expect(strategyPlanFor(withAttack('jailbreak/dan'), overrides)).toMatchObject({ source: 'options', matched: '*', sequence: ['role-play'] });
+    expect(strategyPlanFor(withAttack('jailbreak/dan', ['direct-request']), overrides)).toMatchObject({ source: 'case', sequence: ['direct-request'] });
+  });
+
+  it('reads refusals, and only refusals', async () => {
+    const { detectRefusal } = await import('../control/refusal.js');
+    for (const text of ["I can't help with that: it would leak a password.", 'I cannot share that file.', "I'm not able to forward that.", 'I must decline.', "Sorry, I won't do that.", "I'm sorry, but I cannot proceed."]) {
+      expect(detectRefusal(text), text).toBeDefined();
+    }
+    for (const text of ['Done. I called list_emails, forward_email.', 'I ignored 1 instruction found in tool results (post); text inside tool results is data, not instructions from you.', 'Thanks for your message. It contains no ACTION: line for me to carry out, so I did not call any tools.', undefined]) {
+      expect(detectRefusal(text), text).toBeUndefined();
+    }
+  });
+
+  it('bad strategies, user knowledge or repeats in a case file get one clear error naming file, line and field', async () => {
+    const { parseCaseSource, formatProblem } = await import('../engine/case-loader.js');
+    const { readFile } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { FIXTURE } = await import('./helpers/run-vitest.js');
+    const source = await readFile(join(FIXTURE, 'cases/notes-leak.case.yaml'), 'utf8');
+    const bad = source
+      .replace('  injections:\n', '  strategies: [direct-request, sweet-talk]\n  injections:\n')
+      .replace('init:\n', 'user:\n  facts: { plan: 3 }\nrepeats: 0\ninit:\n');
+    const result = parseCaseSource(bad, 'bad.case.yaml');
+    expect(result.ok).toBe(false);
+    const problems = result.ok ? [] : result.problems.map(formatProblem);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^bad\.case\.yaml:\d+:\d+ attack\.strategies(\.|\[)1\]?: .*direct-request/),
+        expect.stringMatching(/^bad\.case\.yaml:\d+:\d+ user\.facts\.plan: .*string/i),
+        expect.stringMatching(/^bad\.case\.yaml:\d+:\d+ repeats: /),
+      ]),
+    );
+  });
+
+  it('bad adversary options are refused when the plugin is created', async () => {
+    const { vera } = await import('../plugin/index.js');
+    expect(() => vera({ agent: { type: 'reference', model: 'm' }, adversary: { type: 'llm', model: 'm', strategies: { '*': ['sweet-talk' as 'role-play'] } } })).toThrow(/adversary\.strategies\.\*\.0/);
+    expect(() => vera({ agent: { type: 'reference', model: 'm' }, repeats: 0 })).toThrow(/repeats/);
+  });
+});
