@@ -1,4 +1,5 @@
 import { checkCommand } from './commands/check.js';
+import { composeCommand } from './commands/compose.js';
 import { diffCommand } from './commands/diff.js';
 import { exploreCommand } from './commands/explore.js';
 import { replayCommand } from './commands/replay.js';
@@ -25,6 +26,7 @@ export const commands: Record<string, CliCommand> = {
   [replayCommand.name]: replayCommand,
   [diffCommand.name]: diffCommand,
   [exploreCommand.name]: exploreCommand,
+  [composeCommand.name]: composeCommand,
 };
 
 export function usage(): string {
