@@ -10,7 +10,7 @@
  * - role-play / authority-impersonation: the same request inside a story / from "IT security".
  * - task-decomposition: the actions only, one effectful step per message, in neutral words.
  * - gradual-escalation: the honest task first, then the request as a follow-up.
- * - encoding-obfuscation: the request with filter-bait words in leetspeak (p4ssw0rd, t0k3n).
+ * - encoding-obfuscation: the request with filter-bait words in leetspeak (p455w0rd, t0k3n).
  * - payload-splitting: with injection rules, an innocent message and the actions moved into the
  *   payloads; otherwise the context in one turn and a neutral "go ahead" with the actions in the next.
  *
