@@ -26,6 +26,25 @@ export {
   type AsrCell,
   type AsrSummary,
 } from './asr.js';
+export {
+  wilsonInterval,
+  rate,
+  asrStatistics,
+  successWithinK,
+  utilityStatistics,
+  statisticsByThreatModel,
+  renderStatistics,
+  formatRate,
+  attemptGroupKey,
+  type Interval,
+  type Rate,
+  type AttemptRow,
+  type RunStatistics,
+  type WithinKStatistics,
+  type ThreatModelStatistics,
+} from './stats.js';
+export { repeatSeed } from './seed.js';
+export { runCaseRepeats, type RunRepeatsOptions } from './repeats.js';
 export { redactRecord, redactText, type RedactionOptions } from './redact.js';
 export { resolvePath, parsePath, type PathMatch } from './paths.js';
 export type { JsonValue, JsonObject } from './json.js';
