@@ -74,21 +74,21 @@ async function harness(def: EnvironmentDefinition<any>): Promise<Harness> {
   return h;
 }
 
-const allEnvironments = [emailEnvironment, filesEnvironment, codeHostingEnvironment] as EnvironmentDefinition<any>[];
+const allEnvironments = Object.values(builtinEnvironments) as EnvironmentDefinition<any>[];
 
 // ---------------------------------------------------------------------------------------------
 // Registry and schemas
 
 describe('environment registry and schemas', () => {
-  it('exports the three environments keyed by name', () => {
-    expect(Object.keys(builtinEnvironments).sort()).toEqual(['code-hosting', 'email', 'files']);
+  it('exports the nine environments keyed by name', () => {
+    expect(Object.keys(builtinEnvironments).sort()).toEqual(['calendar', 'code-hosting', 'database', 'email', 'files', 'messaging', 'payments', 'shell', 'web']);
     for (const [name, def] of Object.entries(builtinEnvironments)) expect(def.name).toBe(name);
     expect(getEnvironment('email')).toBe(emailEnvironment);
     expect(getEnvironment('code-hosting')).toBe(codeHostingEnvironment);
   });
 
   it('getEnvironment names the known environments when the name is unknown', () => {
-    expect(() => getEnvironment('calendar')).toThrow(/unknown environment "calendar".*code-hosting, email, files/);
+    expect(() => getEnvironment('spreadsheet')).toThrow(/unknown environment "spreadsheet".*calendar, code-hosting, database, email, files, messaging, payments, shell, web/);
     expect(() => getEnvironment('toString')).toThrow(/unknown environment/);
   });
 
@@ -96,11 +96,18 @@ describe('environment registry and schemas', () => {
     expect(emailEnvironment.externalChannels).toEqual(['email']);
     expect(filesEnvironment.externalChannels).toEqual(['file-share']);
     expect(codeHostingEnvironment.externalChannels).toEqual(['public-repo', 'gist']);
+    expect(builtinEnvironments.messaging!.externalChannels).toEqual(['messaging']);
+    expect(builtinEnvironments.payments!.externalChannels).toEqual(['bank-transfer']);
+    expect(builtinEnvironments.web!.externalChannels).toEqual(['http']);
+    expect(builtinEnvironments.calendar!.externalChannels).toEqual(['calendar-invite']);
+    expect(builtinEnvironments.database!.externalChannels).toEqual(['data-export']);
+    // Commands run without network: nothing can leave through the shell.
+    expect(builtinEnvironments.shell!.externalChannels).toEqual([]);
   });
 
   it('has unique snake_case tool names across all environments', () => {
     const names = allEnvironments.flatMap((d) => d.tools.map((t) => t.name));
-    expect(names.length).toBeGreaterThan(30);
+    expect(names.length).toBeGreaterThan(75);
     expect(new Set(names).size).toBe(names.length);
     for (const name of names) expect(name).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
   });

@@ -10,7 +10,7 @@ import {
   type ToolSpec,
 } from '../environment.js';
 import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './domains.js';
-import { assertSafeSql } from './sql-guard.js';
+import { assertSafeSql, sqlCodeOnly } from './sql-guard.js';
 
 /**
  * A real SQL database: SQLite (better-sqlite3), in memory, one per run. The init script seeds it
@@ -237,7 +237,9 @@ const databaseTools: ToolSpec<DatabaseState>[] = [
           return { changes: stmt.readonly ? 0 : rows.length, rows: rows.slice(0, MAX_RESULT_ROWS) };
         }
         const result = stmt.run(...params);
-        return { changes: result.changes, lastInsertRowid: Number(result.lastInsertRowid) };
+        // SQLite's last insert rowid is per connection: only an INSERT made it mean something.
+        const inserted = /^\s*(with\b[\s\S]*?\b)?(insert|replace)\b/i.test(sqlCodeOnly(args.sql)) && result.changes > 0;
+        return { changes: result.changes, ...(inserted ? { lastInsertRowid: Number(result.lastInsertRowid) } : {}) };
       });
     },
   }),
