@@ -91,6 +91,8 @@ export const veraOptions = z.strictObject({
       pool: z.strictObject({ size: z.int().min(0).max(64) }).optional(),
       /** Extra read-only bind mounts (host path → container path), e.g. an agent's install directory. */
       mounts: z.array(z.strictObject({ source: z.string().min(1), target: z.string().startsWith('/') })).optional(),
+      /** Extra Docker labels on every sandbox container (all carry `vera.sandbox=1`), e.g. a CI job id. */
+      labels: z.record(z.string(), z.string()).optional(),
     })
     .optional(),
   /**

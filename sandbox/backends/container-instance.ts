@@ -36,21 +36,52 @@ export interface ContainerInstanceConfig {
 }
 
 /**
- * Containers this process started and has not removed yet. A process that exits without
- * stopping them (a crashed worker, a forgotten pool) removes them in its 'exit' handler; Ryuk,
- * testcontainers' own reaper, needs a registry and is usually disabled where Vera runs.
+ * Containers this process started and has not removed yet. A process that ends without stopping
+ * them (a crashed worker, a forgotten pool, a test worker that Vitest ends with SIGTERM) removes
+ * them on its way out; Ryuk, testcontainers' own reaper, needs a registry and is usually disabled
+ * where Vera runs. A process killed with SIGKILL cannot: the next backend on this host removes
+ * containers whose process is gone (`removeOrphanedSandboxes`).
  */
 const live = new Map<string, string>();
-let exitHook = false;
+const EXIT_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+function removeLive(): void {
+  const byCli = new Map<string, string[]>();
+  for (const [cid, cli] of live) byCli.set(cli, [...(byCli.get(cli) ?? []), cid]);
+  live.clear();
+  for (const [cli, ids] of byCli) removeContainersSync(ids, cli);
+}
+
+function onExitSignal(signal: NodeJS.Signals): void {
+  removeLive();
+  unhook();
+  // Re-raise, so the process ends as it would have without this handler — unless another
+  // handler is there to decide.
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+
+let hooked = false;
+function hook(): void {
+  if (hooked) return;
+  hooked = true;
+  process.on('exit', removeLive);
+  for (const signal of EXIT_SIGNALS) process.on(signal, onExitSignal);
+}
+function unhook(): void {
+  if (!hooked) return;
+  hooked = false;
+  process.off('exit', removeLive);
+  for (const signal of EXIT_SIGNALS) process.off(signal, onExitSignal);
+}
+
+/** The handlers are installed only while this process owns containers. */
 function track(id: string, docker: string): void {
   live.set(id, docker);
-  if (exitHook) return;
-  exitHook = true;
-  process.once('exit', () => {
-    const byCli = new Map<string, string[]>();
-    for (const [cid, cli] of live) byCli.set(cli, [...(byCli.get(cli) ?? []), cid]);
-    for (const [cli, ids] of byCli) removeContainersSync(ids, cli);
-  });
+  hook();
+}
+function untrack(id: string): void {
+  live.delete(id);
+  if (live.size === 0) unhook();
 }
 
 let execCounter = 0;
@@ -159,7 +190,7 @@ export class ContainerInstance {
       }
       return instance;
     } catch (error) {
-      live.delete(container.getId());
+      untrack(container.getId());
       await container.stop({ remove: true, timeout: 0 }).catch(() => removeContainers([container.getId()], config.docker));
       throw error;
     }
@@ -222,7 +253,7 @@ export class ContainerInstance {
         // Already gone, or the engine refused: make sure with the CLI.
         await removeContainers([this.id], this.config.docker);
       }
-      live.delete(this.id);
+      untrack(this.id);
     })();
     return this.stopping;
   }
