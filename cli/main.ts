@@ -1,4 +1,5 @@
 import { checkCommand } from './commands/check.js';
+import { compileCommand } from './commands/compile.js';
 import { composeCommand } from './commands/compose.js';
 import { diffCommand } from './commands/diff.js';
 import { exploreCommand } from './commands/explore.js';
@@ -27,6 +28,7 @@ export const commands: Record<string, CliCommand> = {
   [diffCommand.name]: diffCommand,
   [exploreCommand.name]: exploreCommand,
   [composeCommand.name]: composeCommand,
+  [compileCommand.name]: compileCommand,
 };
 
 export function usage(): string {

@@ -75,21 +75,26 @@ function lineOf(root: unknown, path: ReadonlyArray<PropertyKey>, lineAt: (offset
  * YAML text for `value`: block style, except short lists of scalars, which are written inline
  * (`evidence: [a, b]`) so trees stay readable; multi-line strings become block scalars.
  */
-export function toYaml(value: unknown, header?: string): string {
+export function toYaml(value: unknown, header?: string, options: { flowMaps?: boolean } = {}): string {
   const doc = new Document(value);
-  const visit = (node: unknown) => {
+  const scalarWidth = (items: Array<{ key?: unknown; value?: unknown }>) =>
+    items.reduce((n: number, item) => n + String((item.key as { value?: unknown } | undefined)?.value ?? '').length + String((item.value as { value?: unknown } | undefined)?.value ?? '').length + 4, 0);
+  const visit = (node: unknown, depth: number) => {
     if (isSeq(node)) {
       const scalars = node.items.every((item) => isScalar(item) && !(typeof item.value === 'string' && item.value.includes('\n')));
       const width = node.items.reduce((n: number, item) => n + String((item as { value?: unknown }).value ?? '').length + 2, 0);
       if (scalars && node.items.length > 0 && width <= 90) node.flow = true;
-      node.items.forEach(visit);
+      node.items.forEach((item) => visit(item, depth + 1));
     } else if (isMap(node)) {
-      for (const pair of node.items) visit(pair.value as YamlNode);
+      // Optionally, small maps of one-line scalars inline too: `args: { id: m-2, to: x@evil.example }`.
+      const oneLine = node.items.every((pair) => isScalar(pair.value) && !(typeof pair.value.value === 'string' && pair.value.value.includes('\n')));
+      if (options.flowMaps && depth > 1 && oneLine && node.items.length > 0 && node.items.length <= 4 && scalarWidth(node.items as never) <= 70) node.flow = true;
+      for (const pair of node.items) visit(pair.value as YamlNode, depth + 1);
     } else if (isScalar(node) && typeof node.value === 'string' && node.value.includes('\n')) {
       node.type = 'BLOCK_LITERAL';
     }
   };
-  visit(doc.contents);
+  visit(doc.contents, 0);
   if (header) doc.commentBefore = header;
   return doc.toString({ lineWidth: 0 });
 }

@@ -1,0 +1,136 @@
+import { access } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { ThreatModel } from '../../engine/case-schema.js';
+import type { LoadedCase } from '../../engine/case-loader.js';
+import type { JsonValue } from '../../engine/json.js';
+import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
+import type { EnvironmentDefinition } from '../../sandbox/environment.js';
+import type { SandboxBackend } from '../../sandbox/sandbox.js';
+import type { GoalRecord, Tuple } from '../compose/goals-file.js';
+import type { JsonModel } from '../llm/json-model.js';
+import { toYaml, writeFileAtomic } from '../yaml-file.js';
+import { acceptCase, assembleCase, caseYaml, type Stage } from './acceptance.js';
+import { askCompiler, type CompilerInput } from './case-compiler.js';
+
+export interface CompileOptions {
+  goals: GoalRecord[];
+  model: JsonModel;
+  registry: Record<string, EnvironmentDefinition<any>>;
+  /** Kept cases go to `<outDir>/<environment>/<goal id>.case.yaml`. */
+  outDir: string;
+  /** Further attempts after a rejected one, each told why the last was rejected (default 1). */
+  repairs?: number;
+  /** Bundled cases, one of the same environment is shown as the format example. */
+  examples?: LoadedCase[];
+  /** Recompile goals whose case file already exists (default: skip them). */
+  force?: boolean;
+  /** Paths in reports and YAML error messages are relative to this. */
+  cwd: string;
+  backend?: SandboxBackend;
+  log?: (line: string) => void;
+}
+
+export interface KeptCase {
+  goal: string;
+  file: string;
+  attempts: number;
+  threatModels: ThreatModel[];
+}
+
+export interface RejectedGoal {
+  goal: string;
+  taxonomy: Tuple;
+  stage: Stage;
+  reasons: string[];
+  attempts: Array<{ attempt: number; stage: Stage; reasons: string[] }>;
+  lastReply: string;
+}
+
+export interface CompileReport {
+  kept: KeptCase[];
+  rejected: RejectedGoal[];
+  skipped: Array<{ goal: string; reason: string }>;
+}
+
+/**
+ * Compile each goal (sequentially: repeatable given the same model replies) into a case, kept
+ * only when it passes every acceptance rule (acceptance.ts); a rejected attempt is retried with
+ * its reasons, up to `repairs` times, then reported.
+ */
+export async function compile(options: CompileOptions): Promise<CompileReport> {
+  const log = options.log ?? (() => {});
+  const backend = options.backend ?? new InProcessBackend({ environments: options.registry });
+  const report: CompileReport = { kept: [], rejected: [], skipped: [] };
+  const snapshots = new Map<string, JsonValue>();
+  const emptySnapshot = async (name: string): Promise<JsonValue> => {
+    if (!snapshots.has(name)) {
+      await using sandbox = await backend.start({ environments: [name], label: `shape-${name}` });
+      snapshots.set(name, (await sandbox.snapshot())[name] ?? null);
+    }
+    return snapshots.get(name)!;
+  };
+
+  for (const goal of options.goals) {
+    const envName = goal.taxonomy.environment.split('/')[0]!;
+    const file = join(options.outDir, envName, `${goal.id}.case.yaml`);
+    const shown = relative(options.cwd, file);
+    if (!options.force && (await exists(file))) {
+      report.skipped.push({ goal: goal.id, reason: `${shown} exists (use --force to compile it again)` });
+      continue;
+    }
+    const definition = options.registry[envName];
+    if (!definition) {
+      report.rejected.push({ goal: goal.id, taxonomy: goal.taxonomy, stage: 'init', reasons: [`environment "${envName}" is not in the sandbox registry`], attempts: [], lastReply: '' });
+      continue;
+    }
+    const input: CompilerInput = { goal, environments: [{ definition, emptySnapshot: await emptySnapshot(envName) }] };
+    const example = options.examples?.find((c) => c.spec.taxonomy.environment.split('/')[0] === envName) ?? options.examples?.[0];
+    if (example) input.example = { file: relative(options.cwd, example.file), source: example.source };
+
+    const attempts: RejectedGoal['attempts'] = [];
+    let lastReply = '';
+    let kept = false;
+    for (let attempt = 1; attempt <= 1 + (options.repairs ?? 1); attempt++) {
+      const reply = await askCompiler(options.model, input);
+      lastReply = reply.raw;
+      let stage: Stage;
+      let reasons: string[];
+      if (!reply.ok) {
+        stage = 'reply';
+        reasons = [`invalid reply: ${reply.error}`];
+      } else {
+        const caseData = assembleCase(goal, reply.value);
+        const yaml = caseYaml(caseData, options.model.model);
+        const verdict = await acceptCase(yaml, shown, { registry: options.registry, backend });
+        if (verdict.ok) {
+          await writeFileAtomic(file, yaml);
+          report.kept.push({ goal: goal.id, file: shown, attempts: attempt, threatModels: verdict.spec!.threatModels });
+          log(`✓ ${goal.id} → ${shown} (attempt ${attempt}; ${verdict.spec!.threatModels.join(', ')})`);
+          kept = true;
+          break;
+        }
+        stage = verdict.stage!;
+        reasons = verdict.reasons;
+      }
+      attempts.push({ attempt, stage, reasons });
+      log(`✗ ${goal.id} attempt ${attempt} (${stage}): ${reasons[0]}`);
+      input.previous = { reply: reply.raw, reasons };
+    }
+    if (!kept) {
+      const last = attempts.at(-1)!;
+      report.rejected.push({ goal: goal.id, taxonomy: goal.taxonomy, stage: last.stage, reasons: last.reasons, attempts, lastReply });
+    }
+  }
+  return report;
+}
+
+export async function writeCompileReport(file: string, report: CompileReport, model: string): Promise<void> {
+  await writeFileAtomic(file, toYaml({ schema: 'vera.compile-report/v1', model, ...report }, ' vera compile report: kept cases and rejected goals with the stage and reasons.'));
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
