@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main, type CliIO } from '../cli/main.js';
 import { loadCaseFile } from '../engine/case-loader.js';
+import { environmentsOf } from '../engine/case-schema.js';
 import { actions, capabilityMap, checkCapabilityMap, resources, unmetNeeds, type CapabilityMap } from '../pipeline/capabilities.js';
 import { compose, enumerateTuples } from '../pipeline/compose/compose.js';
 import { goalKey, isDuplicate, normalise } from '../pipeline/compose/dedupe.js';
@@ -71,8 +72,8 @@ describe('the capability map', () => {
     for (const file of await findFiles(['cases'], /\.case\.ya?ml$/, REPO)) {
       const { spec } = await loadCaseFile(file);
       const needs = [...taxonomy.needsOf('risks', spec.taxonomy.risk), ...taxonomy.needsOf('attacks', spec.taxonomy.attack)];
-      const env = spec.taxonomy.environment.split('/')[0]!;
-      const unmet = unmetNeeds(needs, capabilityMap[env]);
+      // A case may mount several environments (`environments: [web, files]`): their capabilities add up.
+      const unmet = unmetNeeds(needs, environmentsOf(spec).flatMap((env) => capabilityMap[env] ?? []));
       if (unmet.length) problems.push(`${spec.id}: ${JSON.stringify(unmet)}`);
     }
     expect(problems).toEqual([]);

@@ -1,0 +1,85 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { findFiles } from '../cli/find-files.js';
+import { loadCaseFile } from '../engine/case-loader.js';
+import { Taxonomy } from '../pipeline/taxonomy/taxonomy.js';
+import { treeKinds } from '../pipeline/taxonomy/taxonomy-schema.js';
+import { builtinEnvironments } from '../sandbox/environments/index.js';
+import { REPO } from './helpers/run-vitest.js';
+
+/** The taxonomy shipped under cases/taxonomy/: valid, grounded in public frameworks, and covering the bundled cases. */
+const DIR = join(REPO, 'cases/taxonomy');
+let taxonomy: Taxonomy;
+beforeAll(async () => {
+  taxonomy = await Taxonomy.load(DIR);
+});
+
+describe('the shipped taxonomy', () => {
+  it("covers every bundled case's risk, attack and environment", async () => {
+    const missing: string[] = [];
+    const files = await findFiles(['cases'], /\.case\.ya?ml$/, REPO);
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const { spec } = await loadCaseFile(file);
+      const refs = [['risks', spec.taxonomy.risk], ['attacks', spec.taxonomy.attack], ['environments', spec.taxonomy.environment]] as const;
+      for (const [kind, path] of refs) {
+        if (!taxonomy.has(kind, path)) missing.push(`${file.slice(REPO.length + 1)}: "${path}" is not in cases/taxonomy/${kind}.yaml — add the node (id, name, description, evidence, references) or use an existing id`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('has a node for every environment in the sandbox registry', () => {
+    expect(Object.keys(builtinEnvironments).filter((name) => !taxonomy.has('environments', name))).toEqual([]);
+  });
+
+  it('every node has a description, evidence registered in sources.yaml, and references to OWASP or MITRE entries with URLs', () => {
+    const frameworks = new Set<string>();
+    for (const kind of treeKinds) {
+      for (const { path, node } of taxonomy.walk(kind)) {
+        expect(node.evidence.length, `${kind}:${path} evidence`).toBeGreaterThan(0);
+        expect(node.references.length, `${kind}:${path} references`).toBeGreaterThan(0);
+        for (const ref of node.references) {
+          expect(ref.url, `${kind}:${path} ${ref.id}`).toMatch(/^https:\/\/(genai\.owasp\.org|atlas\.mitre\.org|attack\.mitre\.org)\//);
+          frameworks.add(ref.framework);
+        }
+        for (const id of node.evidence) expect(taxonomy.sources[id], `${kind}:${path} cites ${id}`).toBeDefined();
+      }
+      expect(taxonomy.trees[kind].pending).toEqual([]);
+    }
+    expect([...frameworks].sort()).toEqual([
+      'MITRE ATLAS',
+      'MITRE ATT&CK',
+      'OWASP Agentic AI - Threats and Mitigations (2025)',
+      'OWASP Top 10 for LLM Applications 2025',
+    ]);
+  });
+
+  it('round-trips: saving what was loaded writes the same bytes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vera-taxonomy-rt-'));
+    try {
+      await taxonomy.save(dir);
+      for (const name of ['risks', 'attacks', 'environments', 'sources', 'exploration']) {
+        expect(await readFile(join(dir, `${name}.yaml`), 'utf8'), name).toBe(await readFile(join(DIR, `${name}.yaml`), 'utf8'));
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a bad tree file is one error naming the file, line and field; evidence must be registered', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vera-taxonomy-bad-'));
+    try {
+      await cp(DIR, dir, { recursive: true });
+      const risks = await readFile(join(dir, 'risks.yaml'), 'utf8');
+      await writeFile(join(dir, 'risks.yaml'), risks.replace('  - id: data-exfiltration\n', '  - id: Data Exfiltration\n'));
+      await expect(Taxonomy.load(dir)).rejects.toThrow(/risks\.yaml:7 nodes\[0\]\.id: a node id is lower-case letters, digits and "-"$/);
+      await writeFile(join(dir, 'risks.yaml'), risks.replace('evidence: [ owasp-llm02-2025, atlas-aml-t0057, owasp-agentic-t2, attack-t1567 ]', 'evidence: [ nowhere-1 ]'));
+      await expect(Taxonomy.load(dir)).rejects.toThrow('risks.yaml: node "data-exfiltration" cites source "nowhere-1", which sources.yaml does not list');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
