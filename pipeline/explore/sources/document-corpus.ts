@@ -70,7 +70,7 @@ function termCounts(text: string): Map<string, number> {
 }
 
 function normalizeUrl(url: string): string {
-  return url.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/[#?].*$/, '').replace(/\/+$/, '');
+  return url.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/#.*$/, '').replace(/\/+$/, '');
 }
 
 function compare(a: string, b: string): number {
