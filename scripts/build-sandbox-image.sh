@@ -20,6 +20,8 @@ REPO=$PWD
 ESBUILD=$REPO/node_modules/.bin/esbuild
 # Packages with native addons cannot be bundled; they are copied next to the bundle when present.
 NATIVE_PACKAGES=(better-sqlite3)
+# Dependencies those packages need only to install (fetch or compile the addon), not to run.
+INSTALL_ONLY=(prebuild-install node-gyp node-gyp-build-optional-packages)
 
 # What the shell environment (and a CLI agent's own shell) needs inside the container.
 TOOLS=(sh bash cat ls mkdir rmdir rm cp mv ln touch echo printf head tail wc grep sed sort uniq cut tr
@@ -45,6 +47,7 @@ bundle() {
 copy_package() {
   local pkg=$1 dest=$2
   [[ -d $dest/$pkg ]] && return 0
+  [[ " ${INSTALL_ONLY[*]} " == *" $pkg "* ]] && return 0
   [[ -d $REPO/node_modules/$pkg ]] || { echo "build-sandbox-image: the bundle needs $pkg, which is not installed" >&2; exit 1; }
   mkdir -p "$(dirname "$dest/$pkg")"
   cp -a "$REPO/node_modules/$pkg" "$dest/$pkg"

@@ -20,6 +20,8 @@ import { runCase } from '../engine/run-case.js';
 import { ContainerBackend } from '../sandbox/backends/container-backend.js';
 import type { ContainerSandbox } from '../sandbox/backends/container-sandbox.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
+import { ToolGateway } from '../sandbox/gateway/tool-gateway.js';
+import { Trajectory } from '../engine/trajectory.js';
 import { containersWithLabels, SANDBOX_LABEL } from '../sandbox/container/docker-cli.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { buildSandboxImage, countContainers, dockerExec, dockerMissing, requireDockerInCi, skipNote, testLabel } from './helpers/container-prereqs.js';
@@ -126,8 +128,11 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
 
   describe('the workspace is the container’s, not the host’s', () => {
     let sandbox: ContainerSandbox;
+    let gateway: ToolGateway;
+    const trajectory = new Trajectory();
     beforeAll(async () => {
-      sandbox = (await backend.start({ environments: ['files'], label: 'fs-check' })) as ContainerSandbox;
+      sandbox = (await backend.start({ environments: ['files', 'shell'], label: 'fs-check' })) as ContainerSandbox;
+      gateway = new ToolGateway({ sandbox, trajectory });
     });
     afterAll(() => sandbox?.stop());
 
@@ -138,9 +143,40 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
       expect((await dockerExec(sandbox.containerId, ['test', '-d', '/workspace/not-there'])).code).toBe(1);
     });
 
-    // The shell environment (another part of issue 3) is not in this checkout yet: a command run
-    // with spawn() inside the container stands in for it, and the files tool reads the result.
-    it('a shell command run in the sandbox changes the container’s file system, seen by the files tool and by docker exec, and not the host’s', async () => {
+    it('a shell command run through the gateway changes the container’s file system (checked inside with docker exec), not the host’s', async () => {
+      const reply = await gateway.call('run_command', { command: 'mkdir -p build && echo "built in $(pwd)" > build/out.txt && cat build/out.txt' });
+      expect(reply.isError).toBe(false);
+      const result = JSON.parse(reply.text) as { exitCode: number; stdout: string; cwd: string };
+      expect(result).toMatchObject({ exitCode: 0, cwd: sandbox.workspace, stdout: `built in ${sandbox.workspace}\n` });
+      // Recorded by the host's gateway like any call.
+      expect(trajectory.events.at(-1)).toMatchObject({ type: 'tool_call', tool: 'run_command', isError: false, origin: 'gateway' });
+      expect((await dockerExec(sandbox.containerId, ['cat', `${sandbox.workspace}/build/out.txt`])).stdout).toBe(`built in ${sandbox.workspace}\n`);
+      expect(existsSync(join(sandbox.workspace, 'build'))).toBe(false);
+      // The files environment shares the workspace: it sees the command's output.
+      expect(JSON.parse((await gateway.call('read_file', { path: '/build/out.txt' })).text)).toMatchObject({ content: `built in ${sandbox.workspace}\n` });
+    });
+
+    it('a shell command cannot write outside the container’s writable places: the root file system is read-only', async () => {
+      for (const target of ['/etc/vera-escape', '/usr/local/bin/vera-escape', '/opt/vera/sandbox-server.mjs']) {
+        const reply = await gateway.call('run_command', { command: `echo pwned > ${target}` });
+        const result = JSON.parse(reply.text) as { exitCode: number; stderr: string };
+        expect(result.exitCode, target).not.toBe(0);
+        expect(result.stderr, target).toContain('Read-only file system');
+        expect(existsSync(target), `${target} on the host`).toBe(false);
+      }
+      expect((await dockerExec(sandbox.containerId, ['test', '-e', '/etc/vera-escape'])).code).toBe(1);
+      expect((await dockerExec(sandbox.containerId, ['grep', '-c', 'pwned', '/opt/vera/sandbox-server.mjs'])).stdout.trim()).toBe('0');
+    });
+
+    it('the shell sees no admin token: not in its environment, not in the container’s', async () => {
+      const reply = await gateway.call('run_command', { command: 'env; cat /proc/1/environ | tr "\\0" "\\n"; ls -A /run/vera' });
+      const { stdout } = JSON.parse(reply.text) as { stdout: string };
+      expect(stdout).toContain('VERA_SANDBOX_CONTAINER=1'); // the container's environment was read
+      expect(stdout).not.toMatch(/TOKEN/i);
+    });
+
+    // CLI agents under test are started with spawn(): their own shell commands land in the container.
+    it('a program started with spawn() runs in the workspace inside the container; its writes are seen by the files tool and docker exec, not on the host', async () => {
       const child = sandbox.spawn('sh', ['-c', 'echo "made by $WHO" > inside.txt && mkdir -p sub && pwd'], { env: { WHO: 'a shell command' } });
       const result = await output(child);
       expect(result.stderr).toBe('');
@@ -161,6 +197,7 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
       expect(existsSync(join(sandbox.workspace, 'reports'))).toBe(false);
       const snapshot = await sandbox.snapshot();
       expect(snapshot).toMatchObject({ files: { files: { '/reports/q3.txt': { content: 'numbers', size: 7 }, '/inside.txt': { size: 24 } } } });
+      expect(snapshot).toMatchObject({ shell: { commands: expect.arrayContaining([expect.objectContaining({ command: expect.stringContaining('build/out.txt'), exitCode: 0 })]) } });
     });
 
     it('path escapes are refused in the container too: .., absolute climbs and symlinks out', async () => {
@@ -204,8 +241,11 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
     try {
       await pooled.warm();
       expect(await countContainers(poolLabels)).toBe(1);
-      const first = (await pooled.start({ environments: ['files'], label: 'first' })) as ContainerSandbox;
+      const first = (await pooled.start({ environments: ['files', 'shell'], label: 'first' })) as ContainerSandbox;
       await first.callTool('write_file', { path: '/secret.txt', content: 'from the first case' });
+      // Writable places outside the workspace are emptied on reset as well.
+      const scribble = await first.callTool('run_command', { command: 'echo 1 > /tmp/left && echo 2 > ~/left && echo 3 > ../left' });
+      expect(scribble).toMatchObject({ isError: false, value: { exitCode: 0 } });
       const straggler = collect(first.spawn('sleep', ['318']));
       await until(async () => (await dockerExec(first.containerId, ['ps', '-eo', 'args'])).stdout.includes('sleep 318'), 'the first case’s program runs');
       await first.stop();
@@ -214,8 +254,8 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
       expect(second.containerId).toBe(first.containerId);
       expect(second.workspace).not.toBe(first.workspace);
       expect(await second.snapshot()).toEqual({ files: { files: {}, shares: [] } });
-      const ls = await dockerExec(second.containerId, ['ls', '/workspace']);
-      expect(ls.stdout.trim().split('\n')).toEqual([second.workspace.split('/').pop()]);
+      const ls = await dockerExec(second.containerId, ['ls', '-A', '/workspace', '/tmp', '/root']);
+      expect(ls.stdout).toBe(`/root:\n\n/tmp:\n\n/workspace:\n${second.workspace.split('/').pop()}\n`);
       expect((await dockerExec(second.containerId, ['ps', '-eo', 'args'])).stdout).not.toContain('sleep 318');
       expect((await straggler).code).toBe(137); // killed by the reset; its docker exec ended with it
       await second.stop();

@@ -31,6 +31,12 @@ export interface ContainerBackendOptions {
   docker?: string;
   /** Most processes one container may hold (default 1024; 0 for no limit). */
   pidsLimit?: number;
+  /**
+   * Read-only root file system (default true): programs in the container may write only the
+   * workspace, /tmp and HOME (/root), all tmpfs — a command that writes elsewhere fails, as under
+   * bubblewrap in-process. Set false for an agent that must write elsewhere (e.g. install packages).
+   */
+  readOnlyRoot?: boolean;
 }
 
 /**
@@ -56,6 +62,7 @@ export class ContainerBackend implements SandboxBackend, AsyncDisposable {
       requestTimeoutMs: options.requestTimeoutMs ?? 120_000,
       docker: options.docker ?? 'docker',
       pidsLimit: options.pidsLimit ?? 1024,
+      readOnlyRoot: options.readOnlyRoot ?? true,
     };
     this.pool = new ContainerPool(options.pool?.size ?? 0, () => this.startContainer());
   }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { StartedTestContainer } from 'testcontainers';
-import { SandboxAdminClient } from '../container/admin-client.js';
+import { SandboxAdminClient, SandboxServerError } from '../container/admin-client.js';
 import { imageExists, removeContainers, removeContainersSync, SANDBOX_LABEL } from '../container/docker-cli.js';
 import { EXEC_PID_DIR, healthResponse, killedResponse, READY_PREFIX, readyLine, ROUTES, SANDBOX_PROTOCOL, SERVER_ENV } from '../container/protocol.js';
 import type { SandboxSpawnOptions } from '../sandbox.js';
@@ -33,7 +33,17 @@ export interface ContainerInstanceConfig {
   docker: string;
   /** Most processes the container may hold (a fork bomb stops there); 0 for no limit. */
   pidsLimit: number;
+  /** Read-only root file system; only the workspace root, /tmp, HOME (/root) and /run/vera are writable (tmpfs). */
+  readOnlyRoot: boolean;
 }
+
+/** The writable places of a read-only sandbox container (tmpfs, so they vanish with it). */
+const WRITABLE = {
+  '/workspace': 'rw,exec,nosuid,nodev,mode=755',
+  '/tmp': 'rw,exec,nosuid,nodev,mode=1777',
+  '/root': 'rw,exec,nosuid,nodev,mode=700',
+  '/run/vera': 'rw,noexec,nosuid,nodev,mode=755',
+};
 
 /**
  * Containers this process started and has not removed yet. A process that ends without stopping
@@ -144,21 +154,24 @@ export class ContainerInstance {
     process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
     // Loaded on first use: runs on the in-process backend never pay for testcontainers.
     const { GenericContainer, Wait } = await import('testcontainers');
-    /** testcontainers has no builder for these two host settings. */
+    /** testcontainers has no builder for these host settings. */
     class SandboxContainerDefinition extends GenericContainer {
-      withInitAndPidsLimit(pidsLimit: number): this {
+      withSandboxHostConfig(pidsLimit: number, readOnlyRoot: boolean): this {
         // An init process reaps the orphans of `docker exec`ed programs and forwards SIGTERM.
         this.hostConfig.Init = true;
         if (pidsLimit > 0) this.hostConfig.PidsLimit = pidsLimit;
+        // Like bubblewrap in-process: a command may write its workspace (and scratch space), nothing else.
+        if (readOnlyRoot) this.hostConfig.ReadonlyRootfs = true;
         return this;
       }
     }
     const token = randomBytes(24).toString('hex');
     const definition = new SandboxContainerDefinition(config.image)
       .withNetworkMode('host')
-      .withInitAndPidsLimit(config.pidsLimit)
+      .withSandboxHostConfig(config.pidsLimit, config.readOnlyRoot)
+      .withTmpFs(config.readOnlyRoot ? WRITABLE : {})
       .withLabels({ ...config.labels, [SANDBOX_LABEL]: '1', [`${SANDBOX_LABEL}.pid`]: String(process.pid), [`${SANDBOX_LABEL}.host`]: hostname() })
-      .withEnvironment({ ...config.env, [SERVER_ENV.token]: token, [SERVER_ENV.port]: '0', [SERVER_ENV.inContainer]: '1' })
+      .withEnvironment({ ...config.env, [SERVER_ENV.port]: '0', [SERVER_ENV.inContainer]: '1' })
       .withBindMounts(config.mounts.map((m) => ({ source: m.source, target: m.target, mode: 'ro' as const })))
       .withWaitStrategy(Wait.forLogMessage(READY_PREFIX))
       .withStartupTimeout(config.startupTimeoutMs);
@@ -182,7 +195,12 @@ export class ContainerInstance {
       const logs = await container.logs();
       const port = await readyPort(logs, config.startupTimeoutMs);
       const instance = new ContainerInstance(container, config, token, port, logs);
-      const health = await instance.client.request('GET', ROUTES.health, undefined, healthResponse);
+      // Claimed before any other program runs in the container (see protocol.ts).
+      const health = await instance.client.request('POST', ROUTES.claim, { token }, healthResponse).catch((error: Error) => {
+        // A server from an older image has no claim route (404) or wants a token it was never given (401).
+        if (error instanceof SandboxServerError && (error.status === 404 || error.status === 401)) return { protocol: 0, started: false };
+        throw error;
+      });
       if (health.protocol !== SANDBOX_PROTOCOL) {
         throw new SandboxContainerError(
           `sandbox image ${config.image} speaks admin protocol ${health.protocol}, this vera-safety speaks ${SANDBOX_PROTOCOL}: rebuild the image (scripts/build-sandbox-image.sh)`,

@@ -1,11 +1,14 @@
 import type { EnvironmentDefinition } from '../environment.js';
+import { createDirectShellRunner } from '../environments/shell-runner.js';
+import { createShellEnvironment } from '../environments/shell.js';
 
 /**
  * Environments that behave differently inside the sandbox container. The container itself is
- * the confinement there, so an environment that needs confinement on the host (the shell
- * environment's commands) runs directly inside it. Empty until such an environment exists; the
- * built-in definitions are used for everything else.
+ * the confinement there, so the shell environment runs its commands directly in the container
+ * (no bubblewrap, which would need namespaces the container does not grant); everything else
+ * uses the built-in definitions unchanged.
  */
 export function containerEnvironments(): Record<string, EnvironmentDefinition<any>> {
-  return {};
+  const shell = createShellEnvironment({ runner: createDirectShellRunner() });
+  return { [shell.name]: shell };
 }

@@ -4,7 +4,9 @@ import { initStep } from '../../engine/case-schema.js';
 /**
  * The admin API between the host (`ContainerBackend`) and the sandbox server inside the
  * container: plain JSON over HTTP on 127.0.0.1 (host networking), every request carrying the
- * container's bearer token. Bodies are validated with these schemas on the server; the host
+ * container's bearer token. The host claims the server with a fresh random token right after
+ * it reports ready (`POST /v1/claim`, accepted once), before any other program runs in the
+ * container — so the token is in no file and no environment an agent there could read. Bodies are validated with these schemas on the server; the host
  * checks the protocol version once, at start, so an image built from older code fails with a
  * clear "rebuild the image" message instead of odd errors later.
  */
@@ -17,6 +19,7 @@ export const readyLine = z.object({ port: z.int().positive(), protocol: z.int() 
 
 /** Environment variables the server reads. */
 export const SERVER_ENV = {
+  /** A fixed token (for running the server by hand); without it the first `claim` sets one. */
   token: 'VERA_SANDBOX_TOKEN',
   port: 'VERA_SANDBOX_PORT',
   workspaceRoot: 'VERA_WORKSPACE_ROOT',
@@ -26,6 +29,8 @@ export const SERVER_ENV = {
 
 /** Where `spawn()` records the PID of each program it starts (so the host can kill its tree). */
 export const EXEC_PID_DIR = '/run/vera/exec';
+
+export const claimRequest = z.strictObject({ token: z.string().min(32).max(256) });
 
 export const startRequest = z.strictObject({
   environments: z.array(z.string().min(1)).min(1),
@@ -83,6 +88,7 @@ export type ErrorResponse = z.infer<typeof errorResponse>;
 
 export const ROUTES = {
   health: '/v1/health',
+  claim: '/v1/claim',
   start: '/v1/start',
   apply: '/v1/apply',
   tools: '/v1/tools',

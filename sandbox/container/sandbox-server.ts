@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
@@ -10,6 +10,7 @@ import { killOtherProcesses, killProcessTree } from './process-tree.js';
 import {
   applyRequest,
   callRequest,
+  claimRequest,
   EXEC_PID_DIR,
   execKillRequest,
   ROUTES,
@@ -25,8 +26,8 @@ import {
  * gateway stays on the host (see docs/architecture.md, "Container sandbox").
  */
 export interface SandboxServerOptions {
-  /** Bearer token every request must carry. */
-  token: string;
+  /** Bearer token every request must carry; without one, the first `POST /v1/claim` sets it. */
+  token?: string;
   /** 0: let the kernel pick (the port is reported by `listen()`). */
   port?: number;
   /** Parent directory of run workspaces (default `/workspace`). */
@@ -35,6 +36,8 @@ export interface SandboxServerOptions {
   environments?: Record<string, EnvironmentDefinition<any>>;
   /** True only inside the sandbox container: reset may then kill every other process in it. */
   ownsProcessNamespace?: boolean;
+  /** Directories whose contents reset removes (the container's /tmp and HOME). */
+  scratchDirs?: string[];
 }
 
 class HttpError extends Error {
@@ -57,10 +60,10 @@ export class SandboxServer {
   private sandbox: StartedSandbox | undefined;
   /** Serialises start/reset so a reset never races a start. */
   private lifecycle: Promise<unknown> = Promise.resolve();
-  private readonly token: Buffer;
+  private token: Buffer | undefined;
 
   constructor(private readonly options: SandboxServerOptions) {
-    this.token = Buffer.from(options.token);
+    if (options.token) this.token = Buffer.from(options.token);
     this.backend = new InProcessBackend({
       tmpRoot: options.workspaceRoot ?? '/workspace',
       ...(options.environments ? { environments: options.environments } : {}),
@@ -92,7 +95,7 @@ export class SandboxServer {
   private authorized(req: IncomingMessage): boolean {
     const header = req.headers.authorization ?? '';
     const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
-    return given.length === this.token.length && timingSafeEqual(given, this.token);
+    return this.token !== undefined && given.length === this.token.length && timingSafeEqual(given, this.token);
   }
 
   private started(): StartedSandbox {
@@ -101,8 +104,15 @@ export class SandboxServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!this.authorized(req)) throw new HttpError(401, { error: { kind: 'Unauthorized', message: 'missing or wrong bearer token' } });
     const route = `${req.method} ${(req.url ?? '').split('?')[0]}`;
+    if (route === `POST ${ROUTES.claim}`) {
+      const body = claimRequest.safeParse(await readJson(req).catch(() => undefined));
+      if (!body.success) throw badRequest(route, body.error);
+      if (this.token) throw new HttpError(409, { error: { kind: 'AlreadyClaimed', message: 'this sandbox server was claimed already' } });
+      this.token = Buffer.from(body.data.token);
+      return send(res, 200, { protocol: SANDBOX_PROTOCOL, started: false });
+    }
+    if (!this.authorized(req)) throw new HttpError(401, { error: { kind: 'Unauthorized', message: 'missing or wrong bearer token' } });
     const parse = async <S extends z.ZodType>(schema: S): Promise<z.output<S>> => {
       let body: unknown;
       try {
@@ -171,6 +181,9 @@ export class SandboxServer {
     this.sandbox = undefined;
     await sandbox?.stop();
     await rm(EXEC_PID_DIR, { recursive: true, force: true }).catch(() => {});
+    for (const dir of this.options.scratchDirs ?? []) {
+      for (const name of await readdir(dir).catch(() => [] as string[])) await rm(`${dir}/${name}`, { recursive: true, force: true }).catch(() => {});
+    }
     return killed;
   }
 

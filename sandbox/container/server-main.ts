@@ -7,23 +7,22 @@ import { READY_PREFIX, SANDBOX_PROTOCOL, SERVER_ENV } from './protocol.js';
 import { SandboxServer } from './sandbox-server.js';
 import { containerEnvironments } from './container-environments.js';
 
-const token = process.env[SERVER_ENV.token];
-if (!token) {
-  console.error(`vera-sandbox: ${SERVER_ENV.token} is not set; refusing to serve an unauthenticated admin API`);
-  process.exit(2);
-}
 const port = Number(process.env[SERVER_ENV.port] ?? 0);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`vera-sandbox: ${SERVER_ENV.port}=${process.env[SERVER_ENV.port]} is not a port number`);
   process.exit(2);
 }
 
+const workspaceRoot = process.env[SERVER_ENV.workspaceRoot] ?? '/workspace';
 const server = new SandboxServer({
-  token,
+  ...(process.env[SERVER_ENV.token] ? { token: process.env[SERVER_ENV.token] } : {}),
   port,
-  workspaceRoot: process.env[SERVER_ENV.workspaceRoot] ?? '/workspace',
+  workspaceRoot,
   environments: containerEnvironments(),
   ownsProcessNamespace: process.env[SERVER_ENV.inContainer] === '1',
+  // Per-container scratch space (tmpfs under the backend's read-only root): emptied on reset.
+  // The workspace root too: a command may write next to its workspace (`../x`) there.
+  scratchDirs: process.env[SERVER_ENV.inContainer] === '1' ? [workspaceRoot, '/tmp', process.env.HOME ?? '/root'] : [],
 });
 
 const listening = await server.listen();
