@@ -93,6 +93,8 @@ export const veraOptions = z.strictObject({
       mounts: z.array(z.strictObject({ source: z.string().min(1), target: z.string().startsWith('/') })).optional(),
       /** Extra Docker labels on every sandbox container (all carry `vera.sandbox=1`), e.g. a CI job id. */
       labels: z.record(z.string(), z.string()).optional(),
+      /** Read-only root file system with tmpfs workspace, /tmp and /root (default true). */
+      readOnlyRoot: z.boolean().optional(),
     })
     .optional(),
   /**
