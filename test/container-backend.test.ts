@@ -310,7 +310,7 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
         return 'done';
       });
       expect(await countContainers(own)).toBe(0);
-      const { record } = await runCase({ spec: faultCase(behaviour === 'hang' ? 3 : 60), threatModel: 'benign', agent, backend: leakBackend, recordDir: false });
+      const { record } = await runCase({ spec: faultCase(behaviour === 'hang' ? 10 : 60), threatModel: 'benign', agent, backend: leakBackend, recordDir: false });
       expect(seenDuring).toBe(1);
       expect(await countContainers(own)).toBe(0);
       return record;
@@ -330,7 +330,7 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
     it('timed out (the agent hangs past the case budget)', async () => {
       const record = await countedRun('hang');
       expect(record.status).toBe('error');
-      expect(record.error?.message).toContain('time budget of 3s exceeded');
+      expect(record.error?.message).toContain('time budget of 10s exceeded');
     });
   });
 

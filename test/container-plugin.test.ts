@@ -60,9 +60,9 @@ describe.skipIf(dockerMissing)(`sandbox: 'container' through the plugin${skipNot
   it('a hanging agent times out at the case budget; the record is kept and no container is left', async () => {
     const [test] = testsOf(hang, 'hang-plan.case.yaml');
     expect(test!.status).toBe('failed');
-    expect(test!.failureMessages[0]).toContain('time budget of 8s exceeded');
+    expect(test!.failureMessages[0]).toContain('time budget of 15s exceeded');
     const [record] = await records(hang);
-    expect(record).toMatchObject({ backend: 'container', status: 'error', error: { message: 'time budget of 8s exceeded' } });
+    expect(record).toMatchObject({ backend: 'container', status: 'error', error: { message: 'time budget of 15s exceeded' } });
     expect(record!.trajectory.filter((e) => e.type === 'tool_call').map((e) => e.tool)).toEqual(['read_file']);
     expect(await countContainers(labels.hang)).toBe(0);
   });
