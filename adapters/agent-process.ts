@@ -1,6 +1,7 @@
 import { spawn as hostSpawn, type ChildProcess } from 'node:child_process';
 import type { SandboxSpawnOptions } from '../sandbox/sandbox.js';
 import { AgentError, type AgentStartContext } from './adapter.js';
+import { killProcessTree, processTreeWithStart } from './process-tree.js';
 
 const STDERR_TAIL_BYTES = 4096;
 
@@ -25,6 +26,9 @@ export class AgentProcess {
   private readonly lineListeners = new Set<(line: string) => void>();
   private spawnError: Error | undefined;
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** Every process seen in the program's tree (pid → start time), to end orphans after a crash. */
+  private readonly seen = new Map<number, string>();
+  private readonly watch: NodeJS.Timeout;
 
   constructor(
     readonly child: ChildProcess,
@@ -39,6 +43,10 @@ export class AgentProcess {
     });
     // A program that exits without reading its stdin makes writes fail with EPIPE: not our error.
     child.stdin?.on('error', () => {});
+    // The tree is sampled while the program runs: when the program itself dies, its children
+    // are re-parented and can no longer be found from it.
+    this.watch = setInterval(() => this.sample(), 250);
+    this.watch.unref();
     this.exited = new Promise((resolve) => {
       child.once('error', (error) => {
         this.spawnError = error;
@@ -50,6 +58,19 @@ export class AgentProcess {
         resolve(this.exitInfo);
       });
     });
+    void this.exited.then(() => clearInterval(this.watch));
+  }
+
+  private sample(): void {
+    const pid = this.child.pid;
+    if (pid === undefined || !this.running) return;
+    for (const [p, start] of processTreeWithStart(pid)) this.seen.set(p, start);
+  }
+
+  /** Processes seen in the program's tree so far (for tests that check nothing is left). */
+  get treeSeen(): ReadonlyMap<number, string> {
+    this.sample();
+    return this.seen;
   }
 
   get pid(): number | undefined {
@@ -85,16 +106,14 @@ export class AgentProcess {
     this.child.stdin?.end();
   }
 
-  /** Kills the program's process group (and the program itself); safe to call more than once. */
+  /**
+   * Kills the program's whole tree — its process group, its session and every descendant, also
+   * those that left the group — then the child itself; safe to call more than once. With the
+   * container backend the child is `docker exec` and the sandbox server ends the tree inside.
+   */
   kill(): void {
-    const pid = this.child.pid;
-    if (pid !== undefined) {
-      try {
-        process.kill(-pid, 'SIGKILL');
-      } catch {
-        // No such group (already gone, or not a group leader): fall through to the child.
-      }
-    }
+    this.sample();
+    killProcessTree(this.running ? this.child.pid : undefined, this.seen);
     try {
       this.child.kill('SIGKILL');
     } catch {
@@ -167,9 +186,19 @@ export class AgentProcess {
   }
 }
 
-/** Starts `command` through `spawn` as an `AgentProcess`. */
+/**
+ * Variables of the test runner that must not reach an agent under test: some programs change
+ * behaviour under them (OpenClaw prints nothing at all when VITEST or NODE_ENV=test is set).
+ */
+function runnerVariables(): string[] {
+  return Object.keys(process.env).filter((k) => k.startsWith('VITEST') || k === 'TEST' || (k === 'NODE_ENV' && process.env[k] === 'test'));
+}
+
+/** Starts `command` through `spawn` as an `AgentProcess`, without the test runner's variables. */
 export function startAgentProcess(spawn: SpawnFn, label: string, command: string, args: string[], options: SandboxSpawnOptions = {}): AgentProcess {
-  return new AgentProcess(spawn(command, args, options), label);
+  const unset = runnerVariables().filter((k) => !(options.env && k in options.env));
+  if (unset.length === 0) return new AgentProcess(spawn(command, args, options), label);
+  return new AgentProcess(spawn('env', [...unset.flatMap((k) => ['-u', k]), command, ...args], options), label);
 }
 
 /**

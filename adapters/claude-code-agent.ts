@@ -196,6 +196,9 @@ class ClaudeCodeSession implements AgentSession {
     let event: StreamEvent;
     try {
       event = await this.proc.race(result, { signal, timeoutMs });
+    } catch (error) {
+      this.proc.kill();
+      throw error;
     } finally {
       this.turn = undefined;
     }

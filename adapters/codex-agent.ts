@@ -101,7 +101,8 @@ interface CodexItem {
 
 class CodexSession implements AgentSession {
   private threadId: string | undefined;
-  private current: AgentProcess | undefined;
+  /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
+  private readonly started: AgentProcess[] = [];
   private closed: Promise<void> | undefined;
 
   constructor(
@@ -127,7 +128,7 @@ class CodexSession implements AgentSession {
         NO_COLOR: '1',
       },
     });
-    this.current = proc;
+    this.started.push(proc);
     proc.endInput();
     let response = '';
     let usage: AgentTurn['usage'];
@@ -164,7 +165,8 @@ class CodexSession implements AgentSession {
     });
     const timeoutMs = (this.options.turnTimeoutSeconds ?? 600) * 1000;
     const { code, signal: killed } = await proc.race(proc.exited, { signal, timeoutMs, exitIsFailure: false });
-    this.current = undefined;
+    // Whatever the program left running after a crash goes with it.
+    if (killed || code !== 0) proc.kill();
     if (failed) throw new AgentError(`codex turn failed: ${failed}`, proc.stderrTail() || errors.join('\n'));
     if (code !== 0 || killed) throw proc.failure();
     if (!usage) throw new AgentError('codex exited without completing the turn', proc.stderrTail() || errors.join('\n'));
@@ -202,8 +204,8 @@ class CodexSession implements AgentSession {
 
   close(): Promise<void> {
     this.closed ??= (async () => {
-      this.current?.kill();
-      if (this.current) await this.current.exited;
+      for (const proc of this.started) proc.kill();
+      await Promise.all(this.started.map((proc) => proc.exited));
       await this.home.remove();
     })();
     return this.closed;

@@ -101,6 +101,6 @@ export class RecordingBackend implements SandboxBackend {
 
   /** The agent programs (not the small sh/rm helpers adapters run): by program or script file name. */
   agentProcesses(name: string): ChildProcess[] {
-    return this.spawned.filter((c) => c.spawnfile.endsWith(`/${name}`) || (c.spawnargs[1] ?? '').endsWith(`/${name}`));
+    return this.spawned.filter((c) => [c.spawnfile, ...c.spawnargs].some((a) => a.endsWith(`/${name}`)));
   }
 }

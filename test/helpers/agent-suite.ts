@@ -3,8 +3,15 @@ import type { AgentAdapter } from '../../adapters/adapter.js';
 import type { ProgramSearch } from '../../adapters/agent-programs.js';
 import type { SafetyCase } from '../../engine/case-schema.js';
 import { runCase } from '../../engine/run-case.js';
+import { isRealUserMessage } from '../../testing/directives.js';
 import { startScriptedModelServer, type RecordedRequest, type StartedModelServer } from '../../testing/scripted-model-server.js';
-import { agentInstall, loadCase, nativeWriteCase, processGroupMembers, RecordingBackend, toolCalls } from './agent-runs.js';
+import { processStart, processTreeWithStart } from '../../adapters/process-tree.js';
+import { agentInstall, loadCase, nativeWriteCase, RecordingBackend, toolCalls } from './agent-runs.js';
+
+/** Processes of a recorded tree (pid → start time) that are still alive. */
+function survivors(tree: ReadonlyMap<number, string>): number[] {
+  return [...tree].filter(([pid, start]) => processStart(pid) === start).map(([pid]) => pid);
+}
 
 export interface AgentSuite {
   /** e.g. `Codex CLI`. */
@@ -39,6 +46,8 @@ export function defineAgentSuite(suite: AgentSuite): void {
     let naive: StartedModelServer;
     let guarded: StartedModelServer;
     const seconds = suite.budgetSeconds ?? 60;
+    // Two turns of a slow program plus start-up and teardown.
+    const timeout = (seconds * 2 + 30) * 1000;
 
     beforeAll(async () => {
       if (install.missing) throw new Error(install.missing);
@@ -66,7 +75,7 @@ export function defineAgentSuite(suite: AgentSuite): void {
       expect(calls.filter((c) => c.origin === 'agent')).toEqual([]);
       expect(record.usage.input).toBeGreaterThan(0);
       suite.checkRequests(naive.requests);
-    });
+    }, timeout);
 
     it('multi-channel, guarded: ignores the injection and refuses the adversary → safe, two turns of one resumed session', async () => {
       const before = guarded.requests.length;
@@ -78,11 +87,11 @@ export function defineAgentSuite(suite: AgentSuite): void {
       expect(record.responses[1]).toMatch(/I can't help with that/);
       // The second turn's model request carries the first turn: same session, resumed.
       const turn2 = guarded.requests.slice(before).filter((r) => r.conversation && r.status === 200).at(-1)!.conversation!;
-      const userTexts = turn2.messages.filter((m) => m.role === 'user' && !m.context).map((m) => m.text);
+      const userTexts = turn2.messages.filter(isRealUserMessage).map((m) => m.text);
       expect(userTexts.some((t) => t.includes('Please go through my inbox'))).toBe(true);
       expect(userTexts.at(-1)).toContain('security audit team');
       expect(turn2.messages.some((m) => m.role === 'tool' && m.text.includes('Weekly digest'))).toBe(true);
-    });
+    }, timeout);
 
     it("records the agent's own tool use as an agent-origin call, and its effect shows in the files snapshot", async () => {
       const text = `from ${suite.processName}`;
@@ -100,20 +109,23 @@ export function defineAgentSuite(suite: AgentSuite): void {
       expect(Object.keys((record.initialState.files as { files: object }).files)).toEqual(['/readme.txt']);
       // Nothing but the agent's own file appeared in the workspace (no config, no bootstrap files).
       expect(Object.keys(files).sort()).toEqual(['/out.txt', '/readme.txt']);
-    });
+    }, timeout);
 
     it('a bad binary path fails the run with an AgentError naming the path', async () => {
       const { record } = await runCase({ spec, threatModel: 'benign', agent: suite.agent(naive, { binary: '/nonexistent/agent-program' }), recordDir: false });
       expect(record.status).toBe('error');
       expect(record.error).toMatchObject({ kind: 'AgentError', message: expect.stringContaining('/nonexistent/agent-program') });
-    });
+    }, timeout);
 
     it('killed mid-turn: the run fails with the exit signal and the stderr tail, and no process of its tree is left', async () => {
       const backend = new RecordingBackend();
+      const tree = new Map<number, string>();
       const killer = await startScriptedModelServer({
         policy: async () => {
+          // The agent's main process dies mid-request (a crash); its children are left to the adapter.
           const agent = backend.agentProcesses(suite.processName).at(-1)!;
-          process.kill(-agent.pid!, 'SIGKILL');
+          for (const [pid, start] of processTreeWithStart(agent.pid!)) tree.set(pid, start);
+          process.kill(agent.pid!, 'SIGKILL');
           return new Promise((resolve) => setTimeout(() => resolve({ text: 'too late' }), 3000));
         },
       });
@@ -123,28 +135,34 @@ export function defineAgentSuite(suite: AgentSuite): void {
         expect(record.error?.kind).toBe('AgentError');
         expect(record.error?.message).toMatch(/killed by SIGKILL/);
         expect(typeof record.error?.detail).toBe('string');
-        const agents = backend.agentProcesses(suite.processName);
-        expect(agents.length).toBeGreaterThan(0);
-        for (const child of agents) expect(processGroupMembers(child.pid!)).toEqual([]);
+        expect(tree.size).toBeGreaterThan(0);
+        expect(survivors(tree)).toEqual([]);
       } finally {
         await killer.close();
       }
-    });
+    }, timeout);
 
     it('hung (the model never answers): the turn times out with the stderr tail and the process tree is killed', async () => {
       const backend = new RecordingBackend();
+      const tree = new Map<number, string>();
       const silent = await startScriptedModelServer({ policy: () => new Promise(() => {}) });
+      // Sample the agent's tree while it runs (a slow starter may hang before it asks the model).
+      const sampler = setInterval(() => {
+        for (const agent of backend.agentProcesses(suite.processName)) {
+          if (agent.exitCode === null && agent.signalCode === null) for (const [pid, start] of processTreeWithStart(agent.pid!)) tree.set(pid, start);
+        }
+      }, 100);
       try {
         const { record } = await runCase({ spec, threatModel: 'benign', agent: suite.agent(silent, { turnTimeoutSeconds: 3 }), backend, recordDir: false });
         expect(record.status).toBe('error');
         expect(record.error?.message).toMatch(/did not finish its turn within 3s; its process tree was killed/);
         expect(record.error).toHaveProperty('detail');
-        const agents = backend.agentProcesses(suite.processName);
-        expect(agents.length).toBeGreaterThan(0);
-        for (const child of agents) expect(processGroupMembers(child.pid!)).toEqual([]);
+        expect(tree.size).toBeGreaterThan(0);
+        expect(survivors(tree)).toEqual([]);
       } finally {
+        clearInterval(sampler);
         await silent.close();
       }
-    });
+    }, timeout);
   });
 }

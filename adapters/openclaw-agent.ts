@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
+import { AgentHome } from './agent-home.js';
+import { runHelper, spawnerOf, startAgentProcess, type AgentProcess, type SpawnFn } from './agent-process.js';
+import { locateProgram, NODE24_PROGRAM, OPENCLAW_PROGRAM } from './agent-programs.js';
+
+export interface OpenClawAgentOptions {
+  /** Model id at the provider, e.g. `gpt-4o-mini`. */
+  model: string;
+  /** The provider's base URL (default OPENAI_BASE_URL, then https://api.openai.com/v1). */
+  baseURL?: string;
+  /** Name of the environment variable holding the API key (default OPENAI_API_KEY). */
+  apiKeyEnv?: string;
+  /** OpenClaw's request adapter for that provider (default `openai-completions`). */
+  api?: 'openai-completions' | 'openai-responses' | 'anthropic-messages';
+  /** Path of `openclaw.mjs` (default: VERA_OPENCLAW_BIN, `.agents/openclaw`, then `openclaw` on PATH). */
+  binary?: string;
+  /** Node >= 24.16 that runs it (default: VERA_OPENCLAW_NODE, then `.agents/node24`). */
+  node?: string;
+  /** A turn that takes longer fails with the program's stderr tail (default 600). */
+  turnTimeoutSeconds?: number;
+  /** Extra top-level config keys, merged over the generated config. */
+  extraConfig?: Record<string, unknown>;
+  /** Extra environment variables for the program. */
+  env?: Record<string, string>;
+}
+
+/** The OpenClaw config of one session: one provider, no bootstrap files, no tool search, the gateway over MCP. */
+export function openClawConfig(options: OpenClawAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'workspace'>, apiKey: string) {
+  return {
+    models: {
+      mode: 'replace',
+      providers: {
+        vera: {
+          baseUrl: options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+          apiKey,
+          api: options.api ?? 'openai-completions',
+          models: [{ id: options.model, name: options.model, reasoning: false, input: ['text'], contextWindow: 128000, maxTokens: 8192 }],
+        },
+      },
+    },
+    // skipBootstrap: otherwise OpenClaw writes AGENTS.md, SOUL.md, … and a .git into the workspace.
+    agents: { defaults: { model: { primary: `vera/${options.model}` }, workspace: ctx.workspace, skipBootstrap: true } },
+    // Every gateway tool offered directly, not behind OpenClaw's tool search.
+    tools: { toolSearch: false },
+    update: { checkOnStart: false },
+    mcp: { servers: { [ctx.gatewayName]: { url: ctx.gatewayUrl, transport: 'streamable-http' } } },
+    ...options.extraConfig,
+  };
+}
+
+/**
+ * Reads the session's transcript events after `afterSeq` from OpenClaw's SQLite store (with the
+ * same Node that runs OpenClaw, where the sandbox lives) and prints them as JSON lines.
+ */
+const TRANSCRIPT_READER = `
+const { DatabaseSync } = require('node:sqlite');
+const [db, session, after] = process.argv.slice(1);
+const conn = new DatabaseSync(db, { readOnly: true });
+for (const r of conn.prepare('select seq, event_json from transcript_events where session_id = ? and seq > ? order by seq').all(session, Number(after)))
+  process.stdout.write(JSON.stringify({ seq: r.seq, event: JSON.parse(r.event_json) }) + '\\n');
+`;
+
+interface TranscriptMessage {
+  role?: string;
+  content?: Array<{ type?: string; id?: string; name?: string; arguments?: Record<string, unknown>; text?: string }>;
+  toolCallId?: string;
+  toolName?: string;
+  details?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** OpenClaw's tool names → the names and arguments native actions get in the trajectory. */
+function nativeCall(name: string, input: Record<string, unknown>): { tool: string; args: Record<string, unknown> } {
+  switch (name) {
+    case 'exec':
+      return { tool: 'shell', args: { command: input.command ?? input.cmd ?? '', ...input } };
+    case 'write':
+    case 'file_write':
+      return { tool: 'write_file', args: { path: input.path ?? input.file_path, content: input.content } };
+    case 'edit':
+    case 'apply_patch':
+      return { tool: 'edit_file', args: input };
+    case 'read':
+      return { tool: 'read_file', args: { path: input.path ?? input.file_path } };
+    default:
+      return { tool: name, args: input };
+  }
+}
+
+/**
+ * OpenClaw under test: each turn runs `openclaw agent --local --session-id S --json -m …` (the
+ * same session id every turn, so it resumes) on Node 24, with a private OPENCLAW_STATE_DIR,
+ * OPENCLAW_CONFIG_PATH and HOME. The JSON result gives the reply and usage; OpenClaw's own
+ * transcript (its SQLite session store) gives the tool calls of the turn, of which the native
+ * ones (exec, write, edit, read, …) are recorded. Gateway tools (`vera__*`) are recorded by the gateway.
+ */
+export function openClawAgent(options: OpenClawAgentOptions): AgentAdapter {
+  return {
+    id: `openclaw:${options.model}`,
+    async start(ctx) {
+      const script = locateProgram({ ...OPENCLAW_PROGRAM, configured: options.binary });
+      const node = locateProgram({ ...NODE24_PROGRAM, configured: options.node });
+      const spawn = spawnerOf(ctx);
+      const home = await AgentHome.create(spawn, 'openclaw', ctx.signal);
+      try {
+        const apiKey = process.env[options.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? 'no-key';
+        await home.write('openclaw.json', JSON.stringify(openClawConfig(options, ctx, apiKey), null, 2), ctx.signal);
+        await home.write('state/.keep', '', ctx.signal);
+      } catch (error) {
+        await home.remove();
+        throw error;
+      }
+      return new OpenClawSession(options, ctx, spawn, node, script, home);
+    },
+  };
+}
+
+class OpenClawSession implements AgentSession {
+  private readonly sessionId = `vera-${randomUUID()}`;
+  private transcriptSeq = -1;
+  /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
+  private readonly started: AgentProcess[] = [];
+  private closed: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: OpenClawAgentOptions,
+    private readonly ctx: AgentStartContext,
+    private readonly spawn: SpawnFn,
+    private readonly node: string,
+    private readonly script: string,
+    private readonly home: AgentHome,
+  ) {}
+
+  private get env(): Record<string, string> {
+    return {
+      ...this.options.env,
+      HOME: this.home.path,
+      OPENCLAW_STATE_DIR: `${this.home.path}/state`,
+      OPENCLAW_CONFIG_PATH: `${this.home.path}/openclaw.json`,
+      OPENCLAW_SKIP_CHANNELS: '1',
+      // Its launcher otherwise respawns itself (for a compile cache) as a child in a new session.
+      OPENCLAW_PACKAGED_COMPILE_CACHE_RESPAWNED: '1',
+      NO_COLOR: '1',
+      FORCE_COLOR: '0',
+    };
+  }
+
+  async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
+    if (this.closed) throw new AgentError('openclaw session is closed');
+    const signal = sendOptions.signal ?? this.ctx.signal;
+    const timeoutMs = (this.options.turnTimeoutSeconds ?? 600) * 1000;
+    const proc = startAgentProcess(this.spawn, 'openclaw', this.node, [this.script, 'agent', '--local', '--session-id', this.sessionId, '--json', '--timeout', String(Math.ceil(timeoutMs / 1000)), '-m', message], {
+      cwd: this.ctx.workspace,
+      env: this.env,
+    });
+    this.started.push(proc);
+    proc.endInput();
+    let out = '';
+    proc.child.stdout?.on('data', (chunk: string) => (out += chunk));
+    const { code, signal: killed } = await proc.race(proc.exited, { signal, timeoutMs, exitIsFailure: false });
+    // Whatever the program left running after a crash goes with it.
+    if (killed || code !== 0) proc.kill();
+    if (killed) throw proc.failure();
+    let result: { payloads?: Array<{ text?: string }>; meta?: { agentMeta?: { usage?: { input?: number; output?: number } }; finalAssistantVisibleText?: string; error?: unknown; aborted?: boolean } };
+    try {
+      result = JSON.parse(out.slice(out.indexOf('{')));
+    } catch {
+      throw new AgentError(`openclaw printed no JSON result (exit code ${code})`, proc.stderrTail() || out.slice(-2000));
+    }
+    await this.recordTranscript(signal);
+    if (code !== 0) throw new AgentError(`openclaw turn failed (exit code ${code})`, proc.stderrTail());
+    const response = result.meta?.finalAssistantVisibleText ?? (result.payloads ?? []).map((p) => p.text ?? '').join('\n');
+    const usage = result.meta?.agentMeta?.usage;
+    return { response, usage: { input: usage?.input ?? 0, output: usage?.output ?? 0 } };
+  }
+
+  /** Records the turn's native tool calls from OpenClaw's own transcript. */
+  private async recordTranscript(signal: AbortSignal): Promise<void> {
+    const db = `${this.home.path}/state/agents/main/agent/openclaw-agent.sqlite`;
+    const out = await runHelper(this.spawn, 'openclaw transcript reader', this.node, ['-e', TRANSCRIPT_READER, db, this.sessionId, String(this.transcriptSeq)], {
+      signal,
+      env: { NODE_NO_WARNINGS: '1' },
+    });
+    const calls = new Map<string, { name: string; args: Record<string, unknown> }>();
+    const prefix = `${this.ctx.gatewayName}__`;
+    for (const line of out.split('\n')) {
+      if (!line.trim()) continue;
+      const { seq, event } = JSON.parse(line) as { seq: number; event: { type?: string; message?: TranscriptMessage } };
+      this.transcriptSeq = Math.max(this.transcriptSeq, seq);
+      const m = event.message;
+      if (event.type !== 'message' || !m) continue;
+      if (m.role === 'assistant') {
+        for (const c of m.content ?? []) {
+          if (c.type === 'toolCall' && c.id && c.name && !c.name.startsWith(prefix)) calls.set(c.id, { name: c.name, args: c.arguments ?? {} });
+        }
+      } else if (m.role === 'toolResult' && m.toolCallId) {
+        const call = calls.get(m.toolCallId);
+        if (!call) continue;
+        calls.delete(m.toolCallId);
+        const { tool, args } = nativeCall(call.name, call.args);
+        const output = (m.content ?? []).map((c) => c.text ?? '').join('\n');
+        const exitCode = typeof m.details?.exitCode === 'number' ? m.details.exitCode : undefined;
+        this.ctx.recordNative({
+          type: 'tool_call',
+          tool,
+          args,
+          result: { output, ...(exitCode !== undefined ? { exitCode } : {}), ...(m.details ? { details: m.details } : {}) },
+          isError: m.isError === true || (exitCode !== undefined && exitCode !== 0),
+          origin: 'agent',
+        });
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      for (const proc of this.started) proc.kill();
+      await Promise.all(this.started.map((proc) => proc.exited));
+      await this.home.remove();
+    })();
+    return this.closed;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
