@@ -35,12 +35,13 @@ describe('the shipped taxonomy', () => {
     expect(Object.keys(builtinEnvironments).filter((name) => !taxonomy.has('environments', name))).toEqual([]);
   });
 
-  it('every node has a description, evidence registered in sources.yaml, and references to OWASP or MITRE entries with URLs', () => {
+  it('every node has evidence registered in sources.yaml; shipped nodes cite OWASP or MITRE entries with URLs', () => {
     const frameworks = new Set<string>();
     for (const kind of treeKinds) {
       for (const { path, node } of taxonomy.walk(kind)) {
         expect(node.evidence.length, `${kind}:${path} evidence`).toBeGreaterThan(0);
-        expect(node.references.length, `${kind}:${path} references`).toBeGreaterThan(0);
+        // Nodes of the shipped set cite the frameworks they rest on (nodes `vera explore` adds cite their documents as evidence).
+        if (node.evidence.every((id) => taxonomy.sources[id]?.origin === 'seed')) expect(node.references.length, `${kind}:${path} references`).toBeGreaterThan(0);
         for (const ref of node.references) {
           expect(ref.url, `${kind}:${path} ${ref.id}`).toMatch(/^https:\/\/(genai\.owasp\.org|atlas\.mitre\.org|attack\.mitre\.org)\//);
           frameworks.add(ref.framework);
