@@ -176,6 +176,8 @@ describe('faults fail that test only, tear everything down and keep the record',
 describe('watch mode', () => {
   it('editing a case reruns it, and the ASR table still covers every case', async () => {
     const dir = await mkdtemp(join(FIXTURE, '..', 'watch-'));
+    let child: ReturnType<typeof spawn> | undefined;
+    let done: Promise<unknown> | undefined;
     try {
       await cp(join(FIXTURE, 'vitest.config.ts'), join(dir, 'vitest.config.ts'));
       await cp(join(FIXTURE, 'notes-environment.ts'), join(dir, 'notes-environment.ts'));
@@ -183,12 +185,12 @@ describe('watch mode', () => {
       await mkdir(join(dir, 'cases'));
       await writeFile(join(dir, 'cases/a.case.yaml'), source.replace('id: notes-leak', 'id: case-a'));
       await writeFile(join(dir, 'cases/b.case.yaml'), source.replace('id: notes-leak', 'id: case-b'));
-      const child = spawn(process.execPath, [join(REPO, 'node_modules/vitest/vitest.mjs'), '--watch', '--root', dir, '--config', join(dir, 'vitest.config.ts')], {
+      child = spawn(process.execPath, [join(REPO, 'node_modules/vitest/vitest.mjs'), '--watch', '--root', dir, '--config', join(dir, 'vitest.config.ts')], {
         cwd: dir,
         env: { ...process.env, FIXTURE_POLICY: 'naive', FIXTURE_RECORDS: join(dir, '.records'), NO_COLOR: '1', CI: '' },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
-      const done = collect(child);
+      done = collect(child);
       let out = '';
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       const waitFor = async (predicate: () => boolean, what: string) => {
@@ -208,9 +210,10 @@ describe('watch mode', () => {
       const second = out.slice(out.lastIndexOf('Vera — attack success rate'));
       // Only a.case.yaml reran, but the totals still include case B's runs.
       expect(second).toMatch(/all\s+0\/2 0%\s+1\/2 50%\s+1\/2 50%\s+2\/6 33%/);
-      child.kill('SIGTERM');
-      await done;
     } finally {
+      // Also when an assertion failed above: never leave a watching Vitest behind.
+      child?.kill('SIGTERM');
+      await done;
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
