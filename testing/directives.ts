@@ -144,9 +144,12 @@ export function directiveKey(d: { tool: string; args: unknown }): string {
 
 const SEPARATORS = ['__', '.', '/', ':'] as const;
 
-/** The name after the last namespace separator: `mcp__vera__send_email` → `send_email`. */
+/** Hermes names MCP tools `mcp_<server>_<tool>` (one underscore each side of the server name). */
+const MCP_SINGLE_PREFIX = /^mcp_[A-Za-z0-9-]+_(?=.)/;
+
+/** The name after the last namespace separator: `mcp__vera__send_email` → `send_email`, `mcp_vera_send_email` → `send_email`. */
 export function baseToolName(name: string): string {
-  let base = name;
+  let base = name.startsWith('mcp__') ? name : name.replace(MCP_SINGLE_PREFIX, '');
   for (const sep of SEPARATORS) {
     const at = base.lastIndexOf(sep);
     if (at >= 0 && at + sep.length < base.length) base = base.slice(at + sep.length);

@@ -84,9 +84,17 @@ function contentParts(content: unknown): string[] {
   return parts;
 }
 
+/** Codex puts `Wall time: 0.01 seconds\nOutput:` before an MCP result as its own part. */
+const CODEX_OUTPUT_HEADER = /^Wall time: [\d.]+ seconds\s*\nOutput:\s*$/;
+
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
-  if (Array.isArray(output)) return contentParts(output).join('\n');
+  if (Array.isArray(output)) {
+    const parts = contentParts(output);
+    // Without the header the result is the tool's own text (often JSON, which data references read).
+    if (parts.length > 1 && CODEX_OUTPUT_HEADER.test(parts[0]!)) parts.shift();
+    return parts.join('\n');
+  }
   if (isPlainObject(output) && typeof output.content === 'string') return output.content;
   return output === undefined || output === null ? '' : JSON.stringify(output);
 }

@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+/**
+ * A stand-in for NousResearch Hermes Agent's `hermes acp`, written from Hermes' documented
+ * interfaces (Hermes itself cannot be installed here: it is on PyPI only). It speaks the Agent
+ * Client Protocol — JSON-RPC 2.0, one message per line on stdio — reads `$HERMES_HOME/config.yaml`
+ * (`model.default`, `model.base_url`, `mcp_servers.<name>.url`), calls the model over Chat
+ * Completions with OPENAI_API_KEY, offers the MCP servers' tools as `mcp_<server>_<tool>` and two
+ * native tools, `terminal` (asks `session/request_permission` first) and `write_file`, and
+ * streams `session/update` notifications: agent_message_chunk, tool_call, tool_call_update.
+ * Only what the Vera adapter relies on; logs go to stderr as in Hermes.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import OpenAI from 'openai';
+import { parse } from 'yaml';
+
+if (process.argv[2] !== 'acp') {
+  console.error('usage: hermes acp');
+  process.exit(2);
+}
+const home = process.env.HERMES_HOME;
+const config = parse(readFileSync(`${home}/config.yaml`, 'utf8'));
+const openai = new OpenAI({ baseURL: config.model.base_url, apiKey: process.env.OPENAI_API_KEY ?? 'none', maxRetries: 0 });
+const log = (...a) => console.error('[hermes stand-in]', ...a);
+const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+const sessions = new Map();
+const waiting = new Map();
+let nextId = 1000;
+
+function ask(method, params) {
+  const id = nextId++;
+  send({ id, method, params });
+  return new Promise((res) => waiting.set(id, res));
+}
+
+const NATIVE = [
+  { type: 'function', function: { name: 'terminal', description: 'Run a shell command in the working directory.', parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } } },
+  { type: 'function', function: { name: 'write_file', description: 'Write a file.', parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] } } },
+];
+
+async function newSession(params) {
+  const servers = { ...config.mcp_servers };
+  for (const s of params.mcpServers ?? []) servers[s.name] = { url: s.url };
+  const mcp = [];
+  const tools = [...NATIVE];
+  for (const [name, s] of Object.entries(servers)) {
+    const client = new Client({ name: 'hermes-standin', version: '0.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
+    for (const t of (await client.listTools()).tools) {
+      tools.push({ type: 'function', function: { name: `mcp_${name}_${t.name}`, description: t.description ?? '', parameters: t.inputSchema } });
+      mcp.push({ full: `mcp_${name}_${t.name}`, tool: t.name, client });
+    }
+  }
+  const id = `sess-${sessions.size + 1}`;
+  sessions.set(id, { cwd: params.cwd, mcp, tools, messages: [{ role: 'system', content: 'You are Hermes (stand-in).' }] });
+  log('session', id, 'with', tools.length, 'tools');
+  return { sessionId: id };
+}
+
+async function runTool(session, sessionId, call) {
+  const name = call.function.name;
+  const args = JSON.parse(call.function.arguments || '{}');
+  const kind = name === 'terminal' ? 'execute' : name === 'write_file' ? 'edit' : 'other';
+  const update = (u) => send({ method: 'session/update', params: { sessionId, update: u } });
+  update({ sessionUpdate: 'tool_call', toolCallId: call.id, title: name, kind, status: 'pending', rawInput: args });
+  let output;
+  let failed = false;
+  const mcp = session.mcp.find((m) => m.full === name);
+  if (mcp) {
+    const result = await mcp.client.callTool({ name: mcp.tool, arguments: args });
+    output = result.content.map((c) => c.text ?? '').join('\n');
+    failed = result.isError === true;
+  } else if (name === 'terminal') {
+    const permission = await ask('session/request_permission', {
+      sessionId,
+      toolCall: { toolCallId: call.id, title: args.command, kind },
+      options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, { optionId: 'deny', name: 'Deny', kind: 'reject_once' }],
+    });
+    if (permission?.outcome?.optionId !== 'allow') output = 'denied';
+    else {
+      output = await new Promise((res) => execFile('sh', ['-c', args.command], { cwd: session.cwd }, (error, stdout, stderr) => {
+        failed = Boolean(error);
+        res(`${stdout}${stderr}`);
+      }));
+    }
+  } else if (name === 'write_file') {
+    writeFileSync(resolve(session.cwd, args.path), args.content);
+    output = `wrote ${args.path}`;
+  } else {
+    output = `unknown tool ${name}`;
+    failed = true;
+  }
+  update({ sessionUpdate: 'tool_call_update', toolCallId: call.id, status: failed ? 'failed' : 'completed', rawOutput: output });
+  return output;
+}
+
+async function prompt(params) {
+  const session = sessions.get(params.sessionId);
+  session.messages.push({ role: 'user', content: params.prompt.map((p) => p.text ?? '').join('\n') });
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  for (let round = 0; round < 20; round++) {
+    const completion = await openai.chat.completions.create({ model: config.model.default, messages: session.messages, tools: session.tools });
+    usage.inputTokens += completion.usage?.prompt_tokens ?? 0;
+    usage.outputTokens += completion.usage?.completion_tokens ?? 0;
+    const reply = completion.choices[0].message;
+    session.messages.push({ role: 'assistant', content: reply.content ?? '', ...(reply.tool_calls?.length ? { tool_calls: reply.tool_calls } : {}) });
+    if (!reply.tool_calls?.length) {
+      send({ method: 'session/update', params: { sessionId: params.sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: reply.content ?? '' } } } });
+      return { stopReason: 'end_turn', usage };
+    }
+    for (const call of reply.tool_calls) session.messages.push({ role: 'tool', tool_call_id: call.id, content: await runTool(session, params.sessionId, call) });
+  }
+  return { stopReason: 'max_turn_requests', usage };
+}
+
+const handlers = {
+  initialize: async () => ({ protocolVersion: 1, agentInfo: { name: 'hermes-standin', version: '0.0.0' }, agentCapabilities: { loadSession: false, mcpCapabilities: { http: true } }, authMethods: [] }),
+  'session/new': newSession,
+  'session/prompt': prompt,
+};
+
+createInterface({ input: process.stdin }).on('line', async (line) => {
+  if (!line.trim()) return;
+  const message = JSON.parse(line);
+  if (message.method === undefined) {
+    waiting.get(message.id)?.(message.result);
+    waiting.delete(message.id);
+    return;
+  }
+  const handler = handlers[message.method];
+  try {
+    if (!handler) throw Object.assign(new Error(`unknown method ${message.method}`), { code: -32601 });
+    send({ id: message.id, result: await handler(message.params) });
+  } catch (error) {
+    log('error:', error.message);
+    send({ id: message.id, error: { code: error.code ?? -32603, message: error.message } });
+  }
+}).on('close', () => process.exit(0));
