@@ -1,0 +1,82 @@
+import { AgentError, type AgentAdapter, type AgentSession, type AgentTurn } from './adapter.js';
+import { AgentHome } from './agent-home.js';
+import { spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
+import { locateProgram } from './agent-programs.js';
+
+export interface McpCliAgentOptions {
+  /** Names the agent in records, e.g. `my-cli`. */
+  name: string;
+  /** The program (absolute path, or a name found on PATH). */
+  command: string;
+  /**
+   * Arguments for one turn. Placeholders: `{message}` the user message, `{gatewayUrl}`,
+   * `{gatewayName}`, `{workspace}`, `{home}` (the session's private config dir), `{mcpConfig}`
+   * (a JSON file `{"mcpServers": {"vera": {"type": "http", "url": …}}}` in it), `{turn}` (0-based).
+   */
+  args: string[];
+  /** Extra environment variables; values may use the same placeholders. */
+  env?: Record<string, string>;
+  /** A turn that takes longer fails with the program's stderr tail (default 600). */
+  turnTimeoutSeconds?: number;
+}
+
+/**
+ * Any MCP-speaking command-line agent, given a command template: each turn runs the command in
+ * the workspace with a private HOME, the gateway's URL (or an MCP config file naming it) filled
+ * into its arguments; its stdout is the reply, a non-zero exit fails the run with the stderr tail.
+ * It records no native actions (it cannot read an unknown program's events); its MCP calls are
+ * recorded by the gateway.
+ */
+export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
+  return {
+    id: `mcp-cli:${options.name}`,
+    async start(ctx) {
+      const program = options.command.includes('/') ? locateProgram({ label: options.name, configured: options.command, envVar: 'VERA_MCP_CLI_BIN', installed: [] }) : locateProgram({ label: options.name, envVar: 'VERA_MCP_CLI_BIN', installed: [], pathName: options.command });
+      const spawn = spawnerOf(ctx);
+      const home = await AgentHome.create(spawn, 'mcp-cli', ctx.signal);
+      let mcpConfig: string;
+      try {
+        mcpConfig = await home.write('mcp.json', JSON.stringify({ mcpServers: { [ctx.gatewayName]: { type: 'http', url: ctx.gatewayUrl } } }), ctx.signal);
+      } catch (error) {
+        await home.remove();
+        throw error;
+      }
+      let turn = 0;
+      const started: AgentProcess[] = [];
+      let closed: Promise<void> | undefined;
+      const fill = (template: string, message: string) =>
+        template.replace(/\{(message|gatewayUrl|gatewayName|workspace|home|mcpConfig|turn)\}/g, (_, key: string) =>
+          ({ message, gatewayUrl: ctx.gatewayUrl, gatewayName: ctx.gatewayName, workspace: ctx.workspace, home: home.path, mcpConfig, turn: String(turn) })[key]!,
+        );
+      const session: AgentSession = {
+        async send(message, sendOptions = {}): Promise<AgentTurn> {
+          if (closed) throw new AgentError(`${options.name} session is closed`);
+          const env = Object.fromEntries(Object.entries(options.env ?? {}).map(([k, v]) => [k, fill(v, message)]));
+          const proc = startAgentProcess(spawn, options.name, program, options.args.map((a) => fill(a, message)), { cwd: ctx.workspace, env: { HOME: home.path, ...env } });
+          started.push(proc);
+          proc.endInput();
+          let out = '';
+          proc.child.stdout?.on('data', (chunk: string) => (out += chunk));
+          const timeoutMs = (options.turnTimeoutSeconds ?? 600) * 1000;
+          const { code, signal } = await proc.race(proc.exited, { signal: sendOptions.signal ?? ctx.signal, timeoutMs, exitIsFailure: false });
+          turn++;
+          if (code !== 0 || signal) {
+            proc.kill();
+            throw proc.failure();
+          }
+          return { response: out.trim() };
+        },
+        close() {
+          closed ??= (async () => {
+            for (const p of started) p.kill();
+            await Promise.all(started.map((p) => p.exited));
+            await home.remove();
+          })();
+          return closed;
+        },
+        [Symbol.asyncDispose]: () => session.close(),
+      };
+      return session;
+    },
+  };
+}
