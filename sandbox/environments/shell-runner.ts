@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { lstatSync, readlinkSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 
 /**
  * How the shell environment runs a command. The in-process backend runs commands on the host, so
@@ -241,7 +242,8 @@ export function createBubblewrapRunner(options: BubblewrapRunnerOptions = {}): S
       let probe = probes.get(bwrap);
       if (!probe) {
         probe = (async () => {
-          const workspace = process.cwd();
+          // Any existing directory will do: the probe command only exits.
+          const workspace = tmpdir();
           let result: ShellRunResult;
           try {
             result = await runProcess([bwrap, ...bubblewrapArgs(workspace, 'exit 0')], { cwd: '/', env, timeoutMs: 15_000, maxOutputBytes: 4096, shownCwd: SANDBOX_WORKSPACE });
