@@ -28,7 +28,50 @@ const moduleAgentSpec = z.strictObject({
   options: z.record(z.string(), z.unknown()).optional(),
 });
 
-export const agentSpec = z.discriminatedUnion('type', [referenceAgentSpec, moduleAgentSpec]);
+/**
+ * Real agent CLIs under test (adapters/*-agent.ts). `baseURL: 'scripted:naive'` (or `guarded`)
+ * starts the embedded scripted model speaking that agent's wire protocol.
+ */
+const cliAgentFields = {
+  /** Model name at the provider. */
+  model: z.string().min(1),
+  baseURL: z.string().optional(),
+  /** Name of the environment variable holding the API key. */
+  apiKeyEnv: z.string().optional(),
+  /** Path of the program (default: VERA_*_BIN, `.agents/`, then PATH). */
+  binary: z.string().optional(),
+  turnTimeoutSeconds: z.number().positive().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+};
+const codexAgentSpec = z.strictObject({ type: z.literal('codex'), ...cliAgentFields, maxRetries: z.int().min(0).optional(), extraConfig: z.string().optional() });
+const claudeCodeAgentSpec = z.strictObject({ type: z.literal('claude-code'), ...cliAgentFields, model: z.string().min(1).optional(), nativeTools: z.array(z.string()).optional(), extraArgs: z.array(z.string()).optional() });
+const openClawAgentSpec = z.strictObject({
+  type: z.literal('openclaw'),
+  ...cliAgentFields,
+  api: z.enum(['openai-completions', 'openai-responses', 'anthropic-messages']).optional(),
+  /** Node >= 24.16 that runs OpenClaw. */
+  node: z.string().optional(),
+});
+const hermesAgentSpec = z.strictObject({ type: z.literal('hermes'), ...cliAgentFields, provider: z.string().optional() });
+const mcpCliAgentSpec = z.strictObject({
+  type: z.literal('mcp-cli'),
+  name: z.string().min(1),
+  command: z.string().min(1),
+  /** Placeholders: {message} {gatewayUrl} {gatewayName} {workspace} {home} {mcpConfig} {turn}. */
+  args: z.array(z.string()),
+  env: z.record(z.string(), z.string()).optional(),
+  turnTimeoutSeconds: z.number().positive().optional(),
+});
+
+export const agentSpec = z.discriminatedUnion('type', [
+  referenceAgentSpec,
+  moduleAgentSpec,
+  codexAgentSpec,
+  claudeCodeAgentSpec,
+  openClawAgentSpec,
+  hermesAgentSpec,
+  mcpCliAgentSpec,
+]);
 export type AgentSpec = z.infer<typeof agentSpec>;
 
 /** A model reached through the `openai` package (any compatible endpoint); no fallback to another. */

@@ -37,6 +37,7 @@ async function loadAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
       ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
     });
   }
+  if (spec.type !== 'module') return cliAgent(spec);
   const file = isAbsolute(spec.path) ? spec.path : resolve(root, spec.path);
   const mod = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as { default?: unknown };
   const exported = mod.default;
@@ -45,6 +46,24 @@ async function loadAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
     throw new Error(`${spec.path}: the default export must be an AgentAdapter ({ id, start }) or a function returning one`);
   }
   return adapter as AgentAdapter;
+}
+
+/** The real agent CLIs: options pass through as they are (adapters/*-agent.ts document them). */
+async function cliAgent(spec: Exclude<AgentSpec, { type: 'reference' | 'module' }>): Promise<AgentAdapter> {
+  const { type, ...options } = spec;
+  const adapters = await import('../adapters/cli-agents.js');
+  switch (type) {
+    case 'codex':
+      return adapters.codexAgent(options as Parameters<typeof adapters.codexAgent>[0]);
+    case 'claude-code':
+      return adapters.claudeCodeAgent(options as Parameters<typeof adapters.claudeCodeAgent>[0]);
+    case 'openclaw':
+      return adapters.openClawAgent(options as Parameters<typeof adapters.openClawAgent>[0]);
+    case 'hermes':
+      return adapters.hermesAgent(options as Parameters<typeof adapters.hermesAgent>[0]);
+    case 'mcp-cli':
+      return adapters.mcpCliAgent(options as Parameters<typeof adapters.mcpCliAgent>[0]);
+  }
 }
 
 function requireEnv(name: string): string {

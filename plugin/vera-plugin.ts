@@ -45,15 +45,18 @@ function parseOptions(options: VeraOptions): ResolvedVeraOptions {
 
 /** Starts the embedded scripted model when the agent points at `scripted:<policy>`; returns the URL to use. */
 async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest): Promise<ResolvedVeraOptions> {
-  const embedded = async <T extends { baseURL?: string | undefined }>(part: T): Promise<T> => {
+  // `origin`: Claude Code's Anthropic client appends /v1 itself, so it gets the server's origin.
+  const embedded = async <T extends { baseURL?: string | undefined }>(part: T, origin = false): Promise<T> => {
     if (!part.baseURL?.startsWith('scripted:')) return part;
     const policy = part.baseURL.slice('scripted:'.length);
     const { startScriptedModelServer } = await import('../testing/scripted-model-server.js');
     const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' | 'adversary' });
     vitest.onClose(() => server.close());
-    return { ...part, baseURL: server.url };
+    return { ...part, baseURL: origin ? server.origin : server.url };
   };
-  const agent = options.agent.type === 'reference' ? await embedded(options.agent) : options.agent;
+  // One scripted server speaks every wire (Chat Completions, Responses, Anthropic Messages), so
+  // the CLI agents (codex, claude-code, openclaw, hermes) use it like the reference agent.
+  const agent = 'baseURL' in options.agent ? await embedded(options.agent, options.agent.type === 'claude-code') : options.agent;
   // The LLM adversary and LLM user may use the embedded scripted model too (e.g. `scripted:adversary`).
   const adversary = options.adversary === 'scripted' ? options.adversary : await embedded(options.adversary);
   const user = options.user === 'scripted' ? options.user : await embedded(options.user);

@@ -66,3 +66,7 @@ export {
   type PlannedCall,
   type PolicyName,
 } from './policies/index.js';
+export { responsesWire, responsesRequestToConversation, responseBody, responseEvents } from './responses-wire.js';
+export { anthropicMessagesWire, messagesRequestToConversation, messageBody, messageEvents } from './anthropic-messages-wire.js';
+export { isAgentContextText, splitAgentContext } from './agent-context.js';
+export { isRealUserMessage, lastUserIndex } from './directives.js';
