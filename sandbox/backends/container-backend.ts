@@ -25,7 +25,7 @@ export interface ContainerBackendOptions {
   labels?: Record<string, string>;
   /** Default 60 s. */
   startupTimeoutMs?: number;
-  /** Limit for one admin API request, e.g. one tool call (default 120 s). */
+  /** Limit for one admin API request, e.g. one tool call (default 330 s: a shell command may run 300 s). */
   requestTimeoutMs?: number;
   /** The docker CLI for `spawn()` (default `docker`). */
   docker?: string;
@@ -59,7 +59,7 @@ export class ContainerBackend implements SandboxBackend, AsyncDisposable {
       env: options.env ?? {},
       labels: options.labels ?? {},
       startupTimeoutMs: options.startupTimeoutMs ?? 60_000,
-      requestTimeoutMs: options.requestTimeoutMs ?? 120_000,
+      requestTimeoutMs: options.requestTimeoutMs ?? 330_000,
       docker: options.docker ?? 'docker',
       pidsLimit: options.pidsLimit ?? 1024,
       readOnlyRoot: options.readOnlyRoot ?? true,
