@@ -47,6 +47,11 @@ export interface AgentSession extends AsyncDisposable {
   send(message: string, options?: { signal?: AbortSignal }): Promise<AgentTurn>;
   /** Idempotent. */
   close(): Promise<void>;
+  /**
+   * What the agent said about itself lately (e.g. the tail of a program's stderr). The engine
+   * attaches it to the record when a turn is cut off by the time budget.
+   */
+  diagnostics?(): string;
 }
 
 export interface AgentAdapter {

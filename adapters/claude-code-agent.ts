@@ -212,6 +212,10 @@ class ClaudeCodeSession implements AgentSession {
     };
   }
 
+  diagnostics(): string {
+    return this.proc.stderrTail();
+  }
+
   close(): Promise<void> {
     this.closed ??= (async () => {
       this.proc.endInput();

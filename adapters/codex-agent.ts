@@ -202,6 +202,10 @@ class CodexSession implements AgentSession {
     }
   }
 
+  diagnostics(): string {
+    return this.started.at(-1)?.stderrTail() ?? '';
+  }
+
   close(): Promise<void> {
     this.closed ??= (async () => {
       for (const proc of this.started) proc.kill();

@@ -213,6 +213,10 @@ class HermesSession implements AgentSession {
     return { response: this.reply, usage: { input: result?.usage?.inputTokens ?? 0, output: result?.usage?.outputTokens ?? 0 } };
   }
 
+  diagnostics(): string {
+    return this.proc.stderrTail();
+  }
+
   close(): Promise<void> {
     this.closed ??= (async () => {
       this.proc.endInput();

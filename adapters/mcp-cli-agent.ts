@@ -66,6 +66,7 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
           }
           return { response: out.trim() };
         },
+        diagnostics: () => started.at(-1)?.stderrTail() ?? '',
         close() {
           closed ??= (async () => {
             for (const p of started) p.kill();

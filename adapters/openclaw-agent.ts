@@ -213,6 +213,10 @@ class OpenClawSession implements AgentSession {
     }
   }
 
+  diagnostics(): string {
+    return this.started.at(-1)?.stderrTail() ?? '';
+  }
+
   close(): Promise<void> {
     this.closed ??= (async () => {
       for (const proc of this.started) proc.kill();

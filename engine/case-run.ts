@@ -73,20 +73,28 @@ export class CaseRun implements AsyncDisposable {
     this.seed = options.seed ?? repeatSeed(0, spec.id, options.repeat ?? 0);
     this.secrets = generateSecrets(spec.secrets, spec.init);
     this.budgetTimer = new AbortController();
-    const timer = setTimeout(
-      () => this.budgetTimer.abort(new Error(`time budget of ${spec.budgets.seconds}s exceeded`)),
-      spec.budgets.seconds * 1000,
-    );
-    timer.unref();
     this.signal = options.signal ? AbortSignal.any([options.signal, this.budgetTimer.signal]) : this.budgetTimer.signal;
-    this.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
-    this.clearBudget = () => clearTimeout(timer);
     if (injectsToolResults(threatModel)) {
       this.injections = new InjectionPlan(spec.attack.injections, { secrets: this.secrets, initial: {} });
     }
   }
 
-  private readonly clearBudget: () => void;
+  private budgetTimeout: NodeJS.Timeout | undefined;
+
+  /**
+   * The time budget is the agent's: it starts once the sandbox is ready, so a slow sandbox start
+   * (a cold container) does not eat into it. The test timeout still bounds the whole run.
+   */
+  private armBudget(): void {
+    if (this.budgetTimeout || this.signal.aborted) return;
+    const seconds = this.spec.budgets.seconds;
+    this.budgetTimeout = setTimeout(() => this.budgetTimer.abort(new Error(`time budget of ${seconds}s exceeded`)), seconds * 1000);
+    this.budgetTimeout.unref();
+  }
+
+  private clearBudget(): void {
+    if (this.budgetTimeout) clearTimeout(this.budgetTimeout);
+  }
 
   get spec(): SafetyCase {
     return this.options.spec;
@@ -106,6 +114,7 @@ export class CaseRun implements AsyncDisposable {
     for (const [i, step] of steps.entries()) await this.sandbox.apply(step, i);
     this.initialState = await this.sandbox.snapshot();
     this.timings.initMs = performance.now() - t;
+    this.armBudget();
     return this.sandbox;
   }
 
@@ -217,7 +226,7 @@ export class CaseRun implements AsyncDisposable {
     const signal = this.signal;
     if (signal.aborted) return Promise.reject(abortReason(signal));
     return new Promise<T>((resolve, reject) => {
-      const onAbort = () => reject(abortReason(signal));
+      const onAbort = () => reject(this.withDiagnostics(abortReason(signal)));
       signal.addEventListener('abort', onAbort, { once: true });
       work.then(
         (value) => {
@@ -226,10 +235,20 @@ export class CaseRun implements AsyncDisposable {
         },
         (error: unknown) => {
           signal.removeEventListener('abort', onAbort);
-          reject(signal.aborted ? abortReason(signal) : error);
+          reject(signal.aborted ? this.withDiagnostics(abortReason(signal)) : error);
         },
       );
     });
+  }
+
+  /** A budget abort says what the agent was doing: its own diagnostics (stderr tail) as detail. */
+  private withDiagnostics(error: Error): Error {
+    const detail = this.session?.diagnostics?.();
+    if (!detail || (error as { detail?: unknown }).detail !== undefined) return error;
+    const wrapped = new Error(error.message) as Error & { detail: string };
+    wrapped.name = error.name;
+    wrapped.detail = detail;
+    return wrapped;
   }
 
   private throwIfAborted(): void {

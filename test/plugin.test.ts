@@ -166,8 +166,10 @@ describe('faults fail that test only, tear everything down and keep the record',
     const [benign] = testsOf(run, 'short-budget.case.yaml').filter((t) => t.status !== 'skipped');
     expect(benign!.status).toBe('failed');
     expect(benign!.failureMessages[0]).toContain('time budget of 2s exceeded');
+    expect(benign!.failureMessages[0]).toContain('stderr: still waiting for the model socket');
     const [rec] = await records(run);
     expect(rec!.status).toBe('error');
+    expect(rec!.error?.detail).toBe('stderr: still waiting for the model socket');
     expect(rec!.durationMs).toBeLessThan(10_000);
     expect((await readdir(workTmp)).filter((d) => d.startsWith('vera-short'))).toEqual([]);
   });
