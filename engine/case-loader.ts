@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { LineCounter, isMap, isSeq, parseDocument, type Node as YamlNode } from 'yaml';
+import { LineCounter, isMap, isSeq, parseAllDocuments, type Document, type Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import { safetyCase, type SafetyCase, type ThreatModel } from './case-schema.js';
 import { isPlainObject } from './json.js';
@@ -45,18 +45,75 @@ export interface SourcePosition {
 }
 
 export type CaseLoadResult = { ok: true; loaded: LoadedCase } | { ok: false; problems: CaseProblem[] };
+export type CaseSuiteLoadResult = { ok: true; cases: LoadedCase[] } | { ok: false; problems: CaseProblem[] };
 
+/** Loads a file that holds exactly one case. */
 export async function loadCaseFile(file: string): Promise<LoadedCase> {
   const result = parseCaseSource(await readFile(file, 'utf8'), file);
   if (!result.ok) throw new CaseFileError(result.problems);
   return result.loaded;
 }
 
-export function parseCaseSource(source: string, file: string): CaseLoadResult {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(source, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  const at = (offset: number) => lineCounter.linePos(offset);
+/** Loads every case of a file (one per YAML document, separated by `---`). */
+export async function loadCaseSuite(file: string): Promise<LoadedCase[]> {
+  const result = parseCaseSuiteSource(await readFile(file, 'utf8'), file);
+  if (!result.ok) throw new CaseFileError(result.problems);
+  return result.cases;
+}
 
+/** One case from a file that must hold exactly one. */
+export function parseCaseSource(source: string, file: string): CaseLoadResult {
+  const result = parseCaseSuiteSource(source, file);
+  if (!result.ok) return result;
+  if (result.cases.length !== 1) {
+    const second = result.cases[1];
+    return {
+      ok: false,
+      problems: [{ file, line: second?.line ?? 1, column: 1, field: '', message: `expected one case, found ${result.cases.length} (load it with parseCaseSuiteSource)` }],
+    };
+  }
+  return { ok: true, loaded: result.cases[0]! };
+}
+
+/**
+ * Every case in a file: a file may hold several YAML documents separated by `---`, one case
+ * each (a suite). Problems from every document are reported together; ids must be unique.
+ */
+export function parseCaseSuiteSource(source: string, file: string): CaseSuiteLoadResult {
+  const lineCounter = new LineCounter();
+  const parsed = parseAllDocuments(source, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const docs = Array.isArray(parsed) ? parsed : [];
+  const at = (offset: number) => lineCounter.linePos(offset);
+  if (docs.length === 0 || docs.every((d) => d.contents === null)) {
+    return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: 'the file holds no case (an empty YAML document)' }] };
+  }
+  const cases: LoadedCase[] = [];
+  const problems: CaseProblem[] = [];
+  const ids = new Map<string, number>();
+  for (const doc of docs) {
+    if (doc.contents === null && doc.errors.length === 0) continue;
+    const result = parseDocumentCase(doc, source, file, at);
+    if (!result.ok) {
+      problems.push(...result.problems);
+      continue;
+    }
+    const first = ids.get(result.loaded.spec.id);
+    if (first !== undefined) {
+      problems.push({ file, line: result.loaded.line, column: 1, field: 'id', message: `duplicate case id "${result.loaded.spec.id}" (first at line ${first})` });
+      continue;
+    }
+    ids.set(result.loaded.spec.id, result.loaded.line);
+    cases.push(result.loaded);
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, cases };
+}
+
+function parseDocumentCase(
+  doc: Document.Parsed,
+  source: string,
+  file: string,
+  at: (offset: number) => { line: number; col: number },
+): CaseLoadResult {
   if (doc.errors.length > 0) {
     return {
       ok: false,

@@ -130,7 +130,7 @@ export const safetyCase = z
     goal: z.string().min(10, 'the goal states the concrete violation in a sentence'),
     taxonomy: z.strictObject({ risk: taxonomyRef, attack: taxonomyRef, environment: taxonomyRef }),
     /** Environments mounted in the sandbox (default: the taxonomy environment's first segment). */
-    environments: z.array(z.string().min(1)).min(1).optional(),
+    environments: z.array(z.string().min(1)).optional(),
     task: z.string().min(3),
     /** What the honest user can tell the agent when it asks (benign user simulator). */
     user: userKnowledge.optional(),

@@ -1,4 +1,4 @@
-import { formatProblem, parseCaseSource } from '../engine/case-loader.js';
+import { formatProblem, parseCaseSuiteSource } from '../engine/case-loader.js';
 import { lineSourceMap, type LineSourceMap } from './source-map.js';
 
 export interface TransformedCase {
@@ -7,13 +7,14 @@ export interface TransformedCase {
 }
 
 /**
- * Turns one `*.case.yaml` into a test module: one test per threat model, each `test()` call on
- * its own generated line, source-mapped to the YAML line of that threat model, so Vitest, the UI
- * and editors point at the YAML. A bad file becomes a module that throws one clear error naming
- * file:line:column and the field — that file fails, the rest of the run goes on.
+ * Turns one `*.case.yaml` into a test module: one test per case and threat model (a file may
+ * hold several cases as YAML documents), each `test()` call on its own generated line,
+ * source-mapped to the YAML line of that threat model, so Vitest, the UI and editors point at
+ * the YAML. A bad file becomes a module that throws one clear error naming file:line:column and
+ * the field — that file fails, the rest of the run goes on.
  */
 export function transformCaseFile(source: string, file: string, runtimeImport: string): TransformedCase {
-  const result = parseCaseSource(source, file);
+  const result = parseCaseSuiteSource(source, file);
   if (!result.ok) {
     const message = `Invalid safety case\n${result.problems.map(formatProblem).join('\n')}`;
     const first = result.problems[0]!;
@@ -26,23 +27,24 @@ export function transformCaseFile(source: string, file: string, runtimeImport: s
     const at = { line: first.line, column: first.column };
     return { code, map: lineSourceMap({ file, source, positions: [at, at, at, at] }) };
   }
-  const { loaded } = result;
   const lines: string[] = [];
   const positions: Array<{ line: number; column: number }> = [];
   const emit = (code: string, at: { line: number; column: number }) => {
     lines.push(code);
     positions.push(at);
   };
-  const top = { line: loaded.line, column: 1 };
-  emit(`import { defineCaseTests as __veraDefine } from ${JSON.stringify(runtimeImport)};`, top);
-  const data = { file, spec: loaded.spec, line: loaded.line, verifier: loaded.verifierPosition };
-  emit(`const __veraTest = __veraDefine(${JSON.stringify(data)});`, top);
-  for (const model of loaded.spec.threatModels) {
-    // The fixtures are destructured here: Vitest reads the parameter list to know which to set up.
-    emit(
-      `__veraTest(${JSON.stringify(model)}, async ({ control, caseRun, task, annotate, skip }) => { await __veraTest.execute({ control, caseRun, task, annotate, skip }); });`,
-      loaded.threatModelLines[model],
-    );
-  }
+  emit(`import { defineCaseTests as __veraDefine } from ${JSON.stringify(runtimeImport)};`, { line: result.cases[0]!.line, column: 1 });
+  result.cases.forEach((loaded, i) => {
+    const name = `__veraTest${i}`;
+    const data = { file, spec: loaded.spec, line: loaded.line, verifier: loaded.verifierPosition };
+    emit(`const ${name} = __veraDefine(${JSON.stringify(data)});`, { line: loaded.line, column: 1 });
+    for (const model of loaded.spec.threatModels) {
+      // The fixtures are destructured here: Vitest reads the parameter list to know which to set up.
+      emit(
+        `${name}(${JSON.stringify(model)}, async ({ control, caseRun, task, annotate, skip }) => { await ${name}.execute({ control, caseRun, task, annotate, skip }); });`,
+        loaded.threatModelLines[model],
+      );
+    }
+  });
   return { code: `${lines.join('\n')}\n`, map: lineSourceMap({ file, source, positions }) };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCaseSource, type CaseProblem } from '../engine/case-loader.js';
+import { parseCaseSource, parseCaseSuiteSource, type CaseProblem } from '../engine/case-loader.js';
 
 export const NOTES_CASE = `id: notes-leak
 title: Leak the plan note
@@ -100,5 +100,40 @@ describe('parseCaseSource', () => {
 
   it('duplicate keys are a YAML error', () => {
     expect(problems(`${NOTES_CASE}id: again\n`)[0]!.message).toMatch(/YAML/);
+  });
+});
+
+describe('parseCaseSuiteSource (several cases in one file)', () => {
+  const second = NOTES_CASE.replace('id: notes-leak', 'id: notes-leak-2');
+  const suite = `${NOTES_CASE}---\n${second}`;
+  const offset = NOTES_CASE.split('\n').length; // lines of the first document, plus the "---" line
+
+  it('one case per YAML document, with lines counted across the file', () => {
+    const r = parseCaseSuiteSource(suite, '/cases/suite.case.yaml');
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    expect(r.cases.map((c) => c.spec.id)).toEqual(['notes-leak', 'notes-leak-2']);
+    expect(r.cases[1]!.line).toBe(offset + 1);
+    expect(r.cases[1]!.threatModelLines.benign).toEqual({ line: offset + 24, column: 5 });
+  });
+
+  it('a problem in the second document names its own line; duplicate ids are refused', () => {
+    const bad = parseCaseSuiteSource(`${NOTES_CASE}---\n${second.replace('  - single-channel', '  - single-chanel')}`, '/s.case.yaml');
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.problems[0]).toMatchObject({ line: offset + 25, field: 'threatModels[1]' });
+    const dup = parseCaseSuiteSource(`${NOTES_CASE}---\n${NOTES_CASE}`, '/s.case.yaml');
+    expect(dup.ok).toBe(false);
+    if (!dup.ok) expect(dup.problems[0]!.message).toBe('duplicate case id "notes-leak" (first at line 1)');
+  });
+
+  it('parseCaseSource still wants exactly one case', () => {
+    const r = parseCaseSource(suite, '/s.case.yaml');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]!.message).toContain('expected one case, found 2');
+  });
+
+  it('an empty file is one clear problem', () => {
+    const r = parseCaseSuiteSource('# nothing here\n', '/e.case.yaml');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]!.message).toContain('no case');
   });
 });

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
-import { formatProblem, parseCaseSource } from '../../engine/case-loader.js';
+import { formatProblem, parseCaseSuiteSource } from '../../engine/case-loader.js';
 import { checkWitnesses } from '../../engine/witness.js';
 import { loadEnvironments } from '../../plugin/resolve-parts.js';
 import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
@@ -31,24 +31,26 @@ export const checkCommand: CliCommand = {
     let failed = 0;
     for (const file of files) {
       const name = relative(io.cwd, file);
-      const parsed = parseCaseSource(await readFile(file, 'utf8'), name);
+      const parsed = parseCaseSuiteSource(await readFile(file, 'utf8'), name);
       if (!parsed.ok) {
         failed++;
         for (const p of parsed.problems) io.err(`✗ ${formatProblem(p)}`);
         continue;
       }
-      let check;
-      try {
-        check = await checkWitnesses(parsed.loaded.spec, { backend: new InProcessBackend({ environments }) });
-      } catch (error) {
-        failed++;
-        io.err(`✗ ${name}: ${(error as Error).message}`);
-        continue;
+      const problems: string[] = [];
+      for (const { spec } of parsed.cases) {
+        const label = parsed.cases.length > 1 ? `${name} (${spec.id})` : name;
+        try {
+          const check = await checkWitnesses(spec, { backend: new InProcessBackend({ environments }) });
+          problems.push(...check.problems.map((p) => `${label}: ${p}`));
+        } catch (error) {
+          problems.push(`${label}: ${(error as Error).message}`);
+        }
       }
-      if (check.ok) io.out(`✓ ${name}`);
+      if (problems.length === 0) io.out(`✓ ${name}${parsed.cases.length > 1 ? ` (${parsed.cases.length} cases)` : ''}`);
       else {
         failed++;
-        for (const p of check.problems) io.err(`✗ ${name}: ${p}`);
+        for (const p of problems) io.err(`✗ ${p}`);
       }
     }
     io.out(`${files.length - failed} of ${files.length} case files ok`);

@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { formatProblem, parseCaseSource } from '../../engine/case-loader.js';
+import { formatProblem, parseCaseSuiteSource } from '../../engine/case-loader.js';
 import type { SafetyCase } from '../../engine/case-schema.js';
 import { caseHash, type SafetyRecord } from '../../engine/record.js';
 
@@ -9,12 +9,15 @@ export type CaseLookup =
   | { ok: true; file: string; spec: SafetyCase; hash: string }
   | { ok: false; problem: string };
 
+/** Every case of one file (a file may hold several YAML documents). */
+type FileLookup = { ok: true; file: string; specs: SafetyCase[] } | { ok: false; problem: string };
+
 /**
  * Finds the current case for a record: in the `--cases` directories by id when given, else at
  * the record's `caseFile`. Parses each file once.
  */
 export class CaseIndex {
-  private readonly byFile = new Map<string, Promise<CaseLookup>>();
+  private readonly byFile = new Map<string, Promise<FileLookup>>();
   private byId: Map<string, string> | undefined;
 
   private constructor(private readonly cwd: string) {}
@@ -26,39 +29,45 @@ export class CaseIndex {
       const files = await caseFilesIn(options.casesDirs, options.cwd);
       for (const file of files) {
         const lookup = await index.load(file);
-        if (lookup.ok) index.byId.set(lookup.spec.id, file);
+        if (lookup.ok) for (const spec of lookup.specs) index.byId.set(spec.id, file);
       }
     }
     return index;
   }
 
-  private load(file: string): Promise<CaseLookup> {
+  private load(file: string): Promise<FileLookup> {
     let pending = this.byFile.get(file);
     if (!pending) {
       pending = readFile(file, 'utf8').then(
-        (source): CaseLookup => {
-          const parsed = parseCaseSource(source, file);
+        (source): FileLookup => {
+          const parsed = parseCaseSuiteSource(source, file);
           if (!parsed.ok) return { ok: false, problem: `the case file no longer parses: ${parsed.problems.map(formatProblem).join('; ')}` };
-          return { ok: true, file, spec: parsed.loaded.spec, hash: caseHash(parsed.loaded.spec) };
+          return { ok: true, file, specs: parsed.cases.map((c) => c.spec) };
         },
-        (error: Error): CaseLookup => ({ ok: false, problem: `cannot read the case file ${file}: ${error.message}` }),
+        (error: Error): FileLookup => ({ ok: false, problem: `cannot read the case file ${file}: ${error.message}` }),
       );
       this.byFile.set(file, pending);
     }
     return pending;
   }
 
+  private async find(file: string, caseId: string): Promise<CaseLookup> {
+    const lookup = await this.load(file);
+    if (!lookup.ok) return lookup;
+    const spec = lookup.specs.find((s) => s.id === caseId);
+    if (!spec) return { ok: false, problem: `${file} now holds ${lookup.specs.map((s) => `case ${s.id}`).join(', ')}, not ${caseId}` };
+    return { ok: true, file, spec, hash: caseHash(spec) };
+  }
+
   async forRecord(record: Pick<SafetyRecord, 'caseId' | 'caseFile'>): Promise<CaseLookup> {
     if (this.byId) {
       const file = this.byId.get(record.caseId);
       if (!file) return { ok: false, problem: `no case with id ${record.caseId} in the --cases directories` };
-      return this.load(file);
+      return this.find(file, record.caseId);
     }
     if (!record.caseFile) return { ok: false, problem: 'the record names no case file; pass --cases <dir>' };
     const file = isAbsolute(record.caseFile) ? record.caseFile : resolve(this.cwd, record.caseFile);
-    const lookup = await this.load(file);
-    if (lookup.ok && lookup.spec.id !== record.caseId) return { ok: false, problem: `${file} now holds case ${lookup.spec.id}, not ${record.caseId}` };
-    return lookup;
+    return this.find(file, record.caseId);
   }
 }
 
