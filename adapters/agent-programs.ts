@@ -12,6 +12,16 @@ export function agentsDir(): string {
   return resolve(process.env.VERA_AGENTS_DIR ?? '.agents');
 }
 
+/**
+ * The read-only bind mount that makes the installed agents (`agentsDir()`) visible inside the
+ * container sandbox at the same absolute path, so a program found on the host runs there too:
+ * `new ContainerBackend({ mounts: [agentInstallMount()] })`, or the plugin's `container.mounts`.
+ */
+export function agentInstallMount(): { source: string; target: string } {
+  const dir = agentsDir();
+  return { source: dir, target: dir };
+}
+
 export interface ProgramSearch {
   /** Names the program in errors, e.g. `codex`. */
   label: string;

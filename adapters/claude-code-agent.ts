@@ -88,7 +88,7 @@ export function claudeCodeAgent(options: ClaudeCodeAgentOptions = {}): AgentAdap
     async start(ctx) {
       const program = locateProgram({ ...CLAUDE_CODE_PROGRAM, configured: options.binary });
       const spawn = spawnerOf(ctx);
-      const home = await AgentHome.create(spawn, 'claude', ctx.signal);
+      const home = await AgentHome.create(spawn, 'claude', ctx.signal, [program]);
       try {
         const mcpConfig = await home.write('mcp.json', JSON.stringify({ mcpServers: { [ctx.gatewayName]: { type: 'http', url: ctx.gatewayUrl } } }), ctx.signal);
         const allowed = [...(options.nativeTools ?? DEFAULT_NATIVE_TOOLS), ...ctx.tools.map((t) => `mcp__${ctx.gatewayName}__${t.name}`)];

@@ -74,7 +74,7 @@ export function codexAgent(options: CodexAgentOptions): AgentAdapter {
     async start(ctx) {
       const program = locateProgram({ ...CODEX_PROGRAM, configured: options.binary });
       const spawn = spawnerOf(ctx);
-      const home = await AgentHome.create(spawn, 'codex', ctx.signal);
+      const home = await AgentHome.create(spawn, 'codex', ctx.signal, [program]);
       try {
         await home.write('config.toml', codexConfig(options, ctx), ctx.signal);
       } catch (error) {

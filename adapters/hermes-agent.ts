@@ -77,7 +77,7 @@ export function hermesAgent(options: HermesAgentOptions): AgentAdapter {
     async start(ctx) {
       const program = locateProgram({ ...HERMES_PROGRAM, configured: options.binary });
       const spawn = spawnerOf(ctx);
-      const home = await AgentHome.create(spawn, 'hermes', ctx.signal);
+      const home = await AgentHome.create(spawn, 'hermes', ctx.signal, [program]);
       let proc: AgentProcess | undefined;
       try {
         await home.write('config.yaml', hermesConfig(options, ctx), ctx.signal);

@@ -7,4 +7,4 @@ export { claudeCodeAgent, type ClaudeCodeAgentOptions } from './claude-code-agen
 export { openClawAgent, openClawConfig, type OpenClawAgentOptions } from './openclaw-agent.js';
 export { hermesAgent, hermesConfig, type HermesAgentOptions } from './hermes-agent.js';
 export { mcpCliAgent, type McpCliAgentOptions } from './mcp-cli-agent.js';
-export { agentsDir, locateProgram, programAvailable, type ProgramSearch } from './agent-programs.js';
+export { agentsDir, agentInstallMount, locateProgram, programAvailable, type ProgramSearch } from './agent-programs.js';

@@ -33,7 +33,7 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
     async start(ctx) {
       const program = options.command.includes('/') ? locateProgram({ label: options.name, configured: options.command, envVar: 'VERA_MCP_CLI_BIN', installed: [] }) : locateProgram({ label: options.name, envVar: 'VERA_MCP_CLI_BIN', installed: [], pathName: options.command });
       const spawn = spawnerOf(ctx);
-      const home = await AgentHome.create(spawn, 'mcp-cli', ctx.signal);
+      const home = await AgentHome.create(spawn, 'mcp-cli', ctx.signal, [program]);
       let mcpConfig: string;
       try {
         mcpConfig = await home.write('mcp.json', JSON.stringify({ mcpServers: { [ctx.gatewayName]: { type: 'http', url: ctx.gatewayUrl } } }), ctx.signal);

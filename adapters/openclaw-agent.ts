@@ -102,7 +102,7 @@ export function openClawAgent(options: OpenClawAgentOptions): AgentAdapter {
       const script = locateProgram({ ...OPENCLAW_PROGRAM, configured: options.binary });
       const node = locateProgram({ ...NODE24_PROGRAM, configured: options.node });
       const spawn = spawnerOf(ctx);
-      const home = await AgentHome.create(spawn, 'openclaw', ctx.signal);
+      const home = await AgentHome.create(spawn, 'openclaw', ctx.signal, [node, script]);
       try {
         const apiKey = process.env[options.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? 'no-key';
         await home.write('openclaw.json', JSON.stringify(openClawConfig(options, ctx, apiKey), null, 2), ctx.signal);

@@ -28,6 +28,15 @@ TOOLS=(sh bash cat ls mkdir rmdir rm cp mv ln touch echo printf head tail wc gre
   find xargs env pwd test true false sleep chmod date dirname basename tee stat id uname readlink realpath
   diff cmp md5sum sha256sum base64 kill ps mktemp)
 
+# Agent CLIs under test run inside the container from a read-only bind mount of their install
+# folder (README "Agents inside the container sandbox"); the image only has to hold the system
+# libraries they link. Named here (from this machine's glibc, next to its libc) so the image does
+# not depend on whether scripts/install-agents.sh ran first: Claude Code's native build links
+# librt. Codex's binary is static, OpenClaw's Node 24 needs no more than node 20 does. Whatever
+# else an installed agent program links is added by the ldd scan of $AGENTS_DIR below.
+AGENT_LIBS=(librt.so.1)
+AGENTS_DIR=${VERA_AGENTS_DIR:-$REPO/.agents}
+
 bundle() {
   local out=$1
   mkdir -p "$out"
@@ -115,6 +124,21 @@ for tool in "${TOOLS[@]}"; do
   [[ -n $path ]] || { echo "build-sandbox-image: $tool is not installed on this machine; skipping it" >&2; continue; }
   copy_with_libs "$path" "/usr/bin/$tool"
 done
+
+LIBC_DIR=$(dirname "$(ldd "$NODE_BIN" | grep -oE '/[^ ]+/libc\.so\.6' | head -1)")
+for lib in "${AGENT_LIBS[@]}"; do
+  [[ -e $LIBC_DIR/$lib ]] || { echo "build-sandbox-image: $LIBC_DIR/$lib is missing on this machine; skipping it" >&2; continue; }
+  copy_lib "$LIBC_DIR/$lib"
+done
+# Native programs of installed agents (ELF files in their packages' bin folders): their libraries.
+shopt -s nullglob
+for program in "$AGENTS_DIR"/*/node_modules/{,@*/}*/bin/* "$AGENTS_DIR"/*/node_modules/@*/*/vendor/*/bin/*; do
+  [[ -f $program && $(head -c4 "$program" | tr -d '\0' | tail -c3) == ELF ]] || continue
+  missing=$(ldd "$program" 2>/dev/null | grep 'not found' || true)
+  [[ -z $missing ]] || echo "build-sandbox-image: $program needs libraries this machine lacks: $missing" >&2
+  for lib in $(ldd "$program" 2>/dev/null | grep -oE '=> /[^ ]+' | cut -c4- || true); do copy_lib "$lib"; done
+done
+shopt -u nullglob
 
 cat >"$ROOT/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/bin/sh

@@ -247,11 +247,14 @@ export class ContainerInstance {
   /** Runs `command` inside the container through `docker exec -i`, stdio piped (see StartedSandbox.spawn). */
   spawn(command: string, args: string[], options: SandboxSpawnOptions & { cwd: string }): ChildProcess {
     const execId = `x${process.pid}-${++execCounter}`;
-    const env = Object.entries(options.env ?? {}).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    // Names only: `docker exec -e NAME` takes the value from the CLI's own environment, so API
+    // keys handed to an agent never appear in the host's process list.
+    const env = Object.keys(options.env ?? {}).flatMap((k) => ['-e', k]);
     // The shell records the program's PID (exec keeps it), so when the host side ends the
     // sandbox server can kill the program's tree: killing `docker exec` alone does not.
     const record = `mkdir -p ${EXEC_PID_DIR} && echo $$ > ${EXEC_PID_DIR}/${execId}.pid && exec "$@"`;
     const child = spawn(this.config.docker, ['exec', '-i', '-w', options.cwd, ...env, this.id, '/bin/sh', '-c', record, 'vera-exec', command, ...args], {
+      env: { ...process.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
