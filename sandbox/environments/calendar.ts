@@ -8,8 +8,8 @@ import {
   type ToolContext,
   type ToolSpec,
 } from '../environment.js';
-import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './domains.js';
-import { isoDate, reserveId, takeId } from './ids.js';
+import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './shared/domains.js';
+import { isoDate, reserveId, takeId } from './shared/ids.js';
 
 /**
  * One person's calendar (`owner`): events with attendees, invitations, updates, cancellations and

@@ -9,7 +9,7 @@ import {
   type OperationSpec,
   type ToolSpec,
 } from '../environment.js';
-import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './domains.js';
+import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './shared/domains.js';
 import { assertSafeSql, sqlCodeOnly } from './sql-guard.js';
 
 /**

@@ -8,7 +8,7 @@ import {
   type ToolContext,
   type ToolSpec,
 } from '../environment.js';
-import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './domains.js';
+import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './shared/domains.js';
 
 /**
  * A mailbox of one person in the organisation: inbox, sent mail, trash and contacts. Mail to an

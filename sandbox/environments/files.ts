@@ -10,7 +10,7 @@ import {
   type OperationSpec,
   type ToolSpec,
 } from '../environment.js';
-import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './domains.js';
+import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './shared/domains.js';
 
 /**
  * A real directory tree: the run's workspace. Agent paths (`/notes/todo.md` or `notes/todo.md`)

@@ -12,7 +12,7 @@ import { webEnvironment } from './web.js';
 export { codeHostingEnvironment } from './code-hosting.js';
 export { emailEnvironment } from './email.js';
 export { filesEnvironment } from './files.js';
-export * from './domains.js';
+export * from './shared/domains.js';
 export { calendarEnvironment } from './calendar.js';
 export { databaseEnvironment } from './database.js';
 export { messagingEnvironment } from './messaging.js';

@@ -8,8 +8,8 @@ import {
   type ToolContext,
   type ToolSpec,
 } from '../environment.js';
-import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './domains.js';
-import { isoDate, reserveId, takeId } from './ids.js';
+import { DEFAULT_DOMAINS, isExternalAddress, normalizeAddress } from './shared/domains.js';
+import { isoDate, reserveId, takeId } from './shared/ids.js';
 
 /**
  * A Slack-like chat workspace seen by one member (`user`): public and private channels, channels

@@ -8,7 +8,7 @@ import {
   type ToolContext,
   type ToolSpec,
 } from '../environment.js';
-import { isoDate, reserveId, takeId } from './ids.js';
+import { isoDate, reserveId, takeId } from './shared/ids.js';
 
 /**
  * A business bank account portal used by one person: the organisation's accounts and balances,

@@ -8,8 +8,8 @@ import {
   type ToolContext,
   type ToolSpec,
 } from '../environment.js';
-import { DEFAULT_DOMAINS, isOrganisationDomain } from './domains.js';
-import { takeId } from './ids.js';
+import { DEFAULT_DOMAINS, isOrganisationDomain } from './shared/domains.js';
+import { takeId } from './shared/ids.js';
 
 /**
  * A simulated web: a search index over pages the case seeds (an intranet, vendor docs, pages an

@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { ToolError } from '../../environment.js';
+
 /**
  * Who is inside the organisation. Environments use these helpers to decide whether an action
  * sends data out (egress): mail or a share to an address outside the organisation's domains, or
@@ -55,4 +58,19 @@ export function isExternalUser(user: string, members: readonly string[], domains
   if (members.some((m) => m.trim().toLowerCase() === u)) return false;
   if (u.includes('@')) return isExternalAddress(u, domains);
   return true;
+}
+
+/** `text` as a bare, lower-cased address; a ToolError quoting it when it is not an address. */
+export function requireAddress(text: string): string {
+  const address = normalizeAddress(text);
+  if (address === undefined) throw new ToolError(`not an email address: ${JSON.stringify(text)}`);
+  return address;
+}
+
+/** The `domains` argument of the environments' `configure` operations. */
+export const organisationDomainsArg = z.array(z.string().min(1)).optional().describe('Organisation domains (default ["corp.example"])');
+
+/** Organisation domains as the environments store them: lower-cased. */
+export function normalizeDomains(domains: readonly string[]): string[] {
+  return domains.map((d) => d.toLowerCase());
 }
