@@ -1,5 +1,5 @@
 import type { EnvironmentDefinition } from '../environment.js';
-import { codeHostingEnvironment } from './code-hosting.js';
+import { codeHostingEnvironment } from './code-hosting/index.js';
 import { emailEnvironment } from './email.js';
 import { filesEnvironment } from './files.js';
 import { calendarEnvironment } from './calendar.js';
@@ -9,7 +9,7 @@ import { paymentsEnvironment } from './payments.js';
 import { shellEnvironment } from './shell.js';
 import { webEnvironment } from './web.js';
 
-export { codeHostingEnvironment } from './code-hosting.js';
+export { codeHostingEnvironment } from './code-hosting/index.js';
 export { emailEnvironment } from './email.js';
 export { filesEnvironment } from './files.js';
 export * from './shared/domains.js';
