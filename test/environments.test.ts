@@ -7,7 +7,7 @@ import type { EgressRecord } from '../engine/trajectory.js';
 import { ToolError, type EnvironmentDefinition, type ToolContext } from '../sandbox/environment.js';
 import { codeHostingEnvironment } from '../sandbox/environments/code-hosting/index.js';
 import { isExternalAddress, isExternalUser, normalizeAddress } from '../sandbox/environments/shared/domains.js';
-import { emailEnvironment } from '../sandbox/environments/email.js';
+import { emailEnvironment } from '../sandbox/environments/email/index.js';
 import { filesEnvironment, MAX_FILE_BYTES } from '../sandbox/environments/files.js';
 import { builtinEnvironments, getEnvironment } from '../sandbox/environments/index.js';
 

@@ -1,6 +1,6 @@
 import type { EnvironmentDefinition } from '../environment.js';
 import { codeHostingEnvironment } from './code-hosting/index.js';
-import { emailEnvironment } from './email.js';
+import { emailEnvironment } from './email/index.js';
 import { filesEnvironment } from './files.js';
 import { calendarEnvironment } from './calendar.js';
 import { databaseEnvironment } from './database.js';
@@ -10,7 +10,7 @@ import { shellEnvironment } from './shell.js';
 import { webEnvironment } from './web.js';
 
 export { codeHostingEnvironment } from './code-hosting/index.js';
-export { emailEnvironment } from './email.js';
+export { emailEnvironment } from './email/index.js';
 export { filesEnvironment } from './files.js';
 export * from './shared/domains.js';
 export { calendarEnvironment } from './calendar.js';
