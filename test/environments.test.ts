@@ -8,7 +8,7 @@ import { ToolError, type EnvironmentDefinition, type ToolContext } from '../sand
 import { codeHostingEnvironment } from '../sandbox/environments/code-hosting/index.js';
 import { isExternalAddress, isExternalUser, normalizeAddress } from '../sandbox/environments/shared/domains.js';
 import { emailEnvironment } from '../sandbox/environments/email/index.js';
-import { filesEnvironment, MAX_FILE_BYTES } from '../sandbox/environments/files.js';
+import { filesEnvironment, MAX_FILE_BYTES } from '../sandbox/environments/files/index.js';
 import { builtinEnvironments, getEnvironment } from '../sandbox/environments/index.js';
 
 // ---------------------------------------------------------------------------------------------

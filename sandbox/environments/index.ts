@@ -1,7 +1,7 @@
 import type { EnvironmentDefinition } from '../environment.js';
 import { codeHostingEnvironment } from './code-hosting/index.js';
 import { emailEnvironment } from './email/index.js';
-import { filesEnvironment } from './files.js';
+import { filesEnvironment } from './files/index.js';
 import { calendarEnvironment } from './calendar.js';
 import { databaseEnvironment } from './database.js';
 import { messagingEnvironment } from './messaging.js';
@@ -11,7 +11,7 @@ import { webEnvironment } from './web.js';
 
 export { codeHostingEnvironment } from './code-hosting/index.js';
 export { emailEnvironment } from './email/index.js';
-export { filesEnvironment } from './files.js';
+export { filesEnvironment } from './files/index.js';
 export * from './shared/domains.js';
 export { calendarEnvironment } from './calendar.js';
 export { databaseEnvironment } from './database.js';

@@ -10,7 +10,7 @@ import {
   type OperationSpec,
   type ToolSpec,
 } from '../environment.js';
-import { resolveWorkspacePath, snapshotFiles, type FilesSnapshot } from './files.js';
+import { resolveWorkspacePath, snapshotFiles, type FilesSnapshot } from './files/index.js';
 import { createBubblewrapRunner, type ShellRunner } from './shell-runner.js';
 
 /**

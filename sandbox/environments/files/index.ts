@@ -1,0 +1,36 @@
+import * as fs from 'node:fs/promises';
+import type { EnvironmentDefinition } from '../../environment.js';
+import { DEFAULT_DOMAINS } from '../shared/domains.js';
+import { filesOperations } from './operations.js';
+import { FILE_SHARE_CHANNEL, filesState, type FilesState } from './state.js';
+import { filesTools } from './tools.js';
+import { snapshotFiles } from './workspace-io.js';
+
+/**
+ * A real directory tree: the run's workspace. Agent paths (`/notes/todo.md` or `notes/todo.md`)
+ * resolve inside it; nothing outside it can be read or written, whether by `..` or through a
+ * symlink. Sharing a file with an address outside the organisation's domains is egress through
+ * the channel `file-share`.
+ */
+
+export * from './state.js';
+export { resolveWorkspacePath, type ResolvedPath } from './workspace-paths.js';
+export { snapshotFiles } from './workspace-io.js';
+
+export const filesEnvironment: EnvironmentDefinition<FilesState> = {
+  name: 'files',
+  description: "A real workspace directory of files; sharing a file with an address outside the organisation's domains is egress.",
+  externalChannels: [FILE_SHARE_CHANNEL],
+  tools: filesTools,
+  operations: filesOperations,
+  async create(ctx) {
+    await fs.mkdir(ctx.workspace, { recursive: true });
+    const state: FilesState = filesState.parse({ root: ctx.workspace, domains: [...DEFAULT_DOMAINS], shares: [] });
+    return {
+      state,
+      snapshot: () => snapshotFiles(state),
+      // The workspace belongs to the sandbox, which removes it after the run.
+      dispose: () => {},
+    };
+  },
+};
