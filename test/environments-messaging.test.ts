@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { messagingEnvironment } from '../sandbox/environments/messaging.js';
+import { messagingEnvironment } from '../sandbox/environments/messaging/index.js';
 import { harness, removeTempDirs, type Harness } from './helpers/environment-harness.js';
 
 afterEach(removeTempDirs);
