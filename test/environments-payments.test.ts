@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { formatCents, paymentsEnvironment } from '../sandbox/environments/payments.js';
+import { formatCents, paymentsEnvironment } from '../sandbox/environments/payments/index.js';
 import { accepts, harness, removeTempDirs, type Harness } from './helpers/environment-harness.js';
 
 afterEach(removeTempDirs);

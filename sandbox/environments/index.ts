@@ -5,7 +5,7 @@ import { filesEnvironment } from './files/index.js';
 import { calendarEnvironment } from './calendar.js';
 import { databaseEnvironment } from './database.js';
 import { messagingEnvironment } from './messaging/index.js';
-import { paymentsEnvironment } from './payments.js';
+import { paymentsEnvironment } from './payments/index.js';
 import { shellEnvironment } from './shell.js';
 import { webEnvironment } from './web.js';
 
@@ -16,7 +16,7 @@ export * from './shared/domains.js';
 export { calendarEnvironment } from './calendar.js';
 export { databaseEnvironment } from './database.js';
 export { messagingEnvironment } from './messaging/index.js';
-export { paymentsEnvironment } from './payments.js';
+export { paymentsEnvironment } from './payments/index.js';
 export { createShellEnvironment, shellEnvironment, type ShellEnvironmentOptions } from './shell.js';
 export { createBubblewrapRunner, createDirectShellRunner, ShellConfinementError, type ShellRunner, type ShellRunRequest, type ShellRunResult } from './shell-runner.js';
 export { webEnvironment } from './web.js';
