@@ -5,14 +5,16 @@ import { readdir, readFile } from 'node:fs/promises';
  * `spawn()`ed program left behind (its whole tree, also children that were re-parented after
  * it exited, which keep its session and process group), and on reset of a pooled container.
  */
-interface ProcessInfo {
+export interface ProcessInfo {
   pid: number;
   ppid: number;
   pgid: number;
   sid: number;
+  /** Start time (clock ticks since boot), so a reused PID is not mistaken for the process seen earlier. */
+  start: string;
 }
 
-async function listProcesses(): Promise<ProcessInfo[]> {
+export async function listProcesses(): Promise<ProcessInfo[]> {
   const out: ProcessInfo[] = [];
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -20,7 +22,7 @@ async function listProcesses(): Promise<ProcessInfo[]> {
     if (!stat) continue; // gone meanwhile
     // The command name (field 2) may contain spaces and parentheses: parse after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.push({ pid: Number(name), ppid: Number(fields[1]), pgid: Number(fields[2]), sid: Number(fields[3]) });
+    out.push({ pid: Number(name), ppid: Number(fields[1]), pgid: Number(fields[2]), sid: Number(fields[3]), start: fields[19] ?? '' });
   }
   return out;
 }
@@ -38,9 +40,8 @@ function kill(pids: Iterable<number>): number {
   return n;
 }
 
-/** Kills `root`, its descendants, and everything in its session or process group. Returns how many were signalled. */
-export async function killProcessTree(root: number): Promise<number> {
-  const all = await listProcesses();
+/** `root`, its descendants, and everything in its session or process group (never this process). */
+export function treeOf(all: readonly ProcessInfo[], root: number): ProcessInfo[] {
   const victims = new Set<number>();
   for (const p of all) if (p.pid === root || p.sid === root || p.pgid === root) victims.add(p.pid);
   // Descendants that started their own session or group are still children by ppid.
@@ -55,6 +56,18 @@ export async function killProcessTree(root: number): Promise<number> {
     }
   }
   victims.delete(process.pid);
+  return all.filter((p) => victims.has(p.pid));
+}
+
+/**
+ * Kills `root`'s tree (see `treeOf`) and `seen`: processes observed in it earlier (pid → start
+ * time) that may have left it since — a child in its own session whose parent died is
+ * re-parented to init and found no other way. Returns how many were signalled.
+ */
+export async function killProcessTree(root: number, seen: ReadonlyMap<number, string> = new Map()): Promise<number> {
+  const all = await listProcesses();
+  const victims = new Set(treeOf(all, root).map((p) => p.pid));
+  for (const p of all) if (p.pid !== process.pid && p.pid !== 1 && seen.get(p.pid) === p.start) victims.add(p.pid);
   return kill(victims);
 }
 

@@ -1,12 +1,13 @@
 import { timingSafeEqual } from 'node:crypto';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { InProcessBackend } from '../backends/in-process-backend.js';
 import type { EnvironmentDefinition } from '../environment.js';
 import { InitScriptError, type StartedSandbox } from '../sandbox.js';
-import { killOtherProcesses, killProcessTree } from './process-tree.js';
+import { ExecWatch } from './exec-watch.js';
+import { killOtherProcesses } from './process-tree.js';
 import {
   applyRequest,
   callRequest,
@@ -61,6 +62,8 @@ export class SandboxServer {
   /** Serialises start/reset so a reset never races a start. */
   private lifecycle: Promise<unknown> = Promise.resolve();
   private token: Buffer | undefined;
+  /** The trees of the programs `spawn()` started, so a crashed one's orphans can still be ended. */
+  private readonly execs = new ExecWatch();
 
   constructor(private readonly options: SandboxServerOptions) {
     if (options.token) this.token = Buffer.from(options.token);
@@ -87,6 +90,7 @@ export class SandboxServer {
   }
 
   async close(): Promise<void> {
+    this.execs.close();
     await this.sandbox?.stop().catch(() => {});
     this.http.closeAllConnections();
     await new Promise<void>((resolve) => this.http.close(() => resolve()));
@@ -167,7 +171,7 @@ export class SandboxServer {
       }
       case `POST ${ROUTES.execKill}`: {
         const body = await parse(execKillRequest);
-        return send(res, 200, { killed: await killExec(body.id) });
+        return send(res, 200, { killed: await this.execs.kill(body.id) });
       }
       default:
         throw new HttpError(404, { error: { kind: 'NotFound', message: `no route ${route}` } });
@@ -181,6 +185,7 @@ export class SandboxServer {
     this.sandbox = undefined;
     await sandbox?.stop();
     await rm(EXEC_PID_DIR, { recursive: true, force: true }).catch(() => {});
+    this.execs.clear();
     for (const dir of this.options.scratchDirs ?? []) {
       for (const name of await readdir(dir).catch(() => [] as string[])) await rm(`${dir}/${name}`, { recursive: true, force: true }).catch(() => {});
     }
@@ -192,14 +197,6 @@ export class SandboxServer {
     this.lifecycle = next.catch(() => {});
     return next;
   }
-}
-
-async function killExec(id: string): Promise<number> {
-  const text = await readFile(`${EXEC_PID_DIR}/${id}.pid`, 'utf8').catch(() => undefined);
-  const pid = Number(text?.trim());
-  if (!Number.isInteger(pid) || pid <= 1) return 0;
-  await rm(`${EXEC_PID_DIR}/${id}.pid`, { force: true });
-  return killProcessTree(pid);
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
