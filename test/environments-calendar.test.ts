@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { calendarEnvironment } from '../sandbox/environments/calendar.js';
+import { calendarEnvironment } from '../sandbox/environments/calendar/index.js';
 import { harness, removeTempDirs, type Harness } from './helpers/environment-harness.js';
 
 afterEach(removeTempDirs);
