@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
-import { databaseEnvironment, toCsv } from '../sandbox/environments/database.js';
-import { sqlCodeOnly } from '../sandbox/environments/sql-guard.js';
+import { databaseEnvironment, toCsv } from '../sandbox/environments/database/index.js';
+import { sqlCodeOnly } from '../sandbox/environments/database/sql-guard.js';
 import { harness, removeTempDirs, tempDir, type Harness } from './helpers/environment-harness.js';
 
 afterEach(removeTempDirs);

@@ -1,4 +1,4 @@
-import { ToolError } from '../environment.js';
+import { ToolError } from '../../environment.js';
 
 /**
  * Keeps SQL inside the run's in-memory database. SQLite can reach the host's file system with

@@ -1,0 +1,115 @@
+import type Database from 'better-sqlite3';
+import type { JsonObject, JsonValue } from '../../../engine/json.js';
+import { ToolError } from '../../environment.js';
+import { assertSafeSql } from './sql-guard.js';
+import type { DatabaseSnapshot, DatabaseState, SqlParam } from './state.js';
+
+/** Working with the run's SQLite database: values as JSON, errors the agent reads, the schema, reads, the snapshot. */
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** SQLite values as JSON: blobs become `{ base64 }`, big integers strings. */
+function jsonValue(value: unknown): JsonValue {
+  if (value === null || typeof value === 'string' || typeof value === 'number') return value;
+  if (typeof value === 'bigint') return value.toString();
+  if (Buffer.isBuffer(value)) return { base64: value.toString('base64') };
+  return String(value);
+}
+
+export function jsonRow(row: unknown): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(row as Record<string, unknown>)) out[k] = jsonValue(v);
+  return out;
+}
+
+/** Runs SQLite work, turning its errors into errors the agent reads. */
+export function sqlCall<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof ToolError) throw error;
+    const message = (error as Error).message;
+    if (/more than one statement/.test(message)) throw new ToolError('one SQL statement per call, please (no ";"-separated scripts)');
+    if (/contains no statements/.test(message)) throw new ToolError('the SQL is empty');
+    throw new ToolError(`SQL error: ${message}`);
+  }
+}
+
+export function bindable(params: Array<string | number | boolean | null> | undefined): SqlParam[] {
+  return (params ?? []).map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
+}
+
+export interface TableInfo {
+  name: string;
+  type: 'table' | 'view';
+  sql: string;
+}
+
+export function objects(db: Database.Database): TableInfo[] {
+  return db
+    .prepare("SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+    .all() as TableInfo[];
+}
+
+export function columnsOf(db: Database.Database, table: string) {
+  return db.prepare(`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)`).all(table) as Array<{
+    name: string;
+    type: string;
+    notnull: number;
+    dflt_value: string | null;
+    pk: number;
+  }>;
+}
+
+export function findTable(db: Database.Database, name: string): TableInfo {
+  const wanted = name.trim().replace(/^"|"$/g, '');
+  const found = objects(db).find((t) => t.name.toLowerCase() === wanted.toLowerCase());
+  if (!found) throw new ToolError(`no table "${name}" (tables: ${objects(db).map((t) => t.name).join(', ') || 'none'})`);
+  return found;
+}
+
+function orderClause(db: Database.Database, table: TableInfo): string {
+  const pk = columnsOf(db, table.name)
+    .filter((c) => c.pk > 0)
+    .sort((a, b) => a.pk - b.pk)
+    .map((c) => quoteIdent(c.name));
+  if (pk.length > 0) return ` ORDER BY ${pk.join(', ')}`;
+  return /without\s+rowid/i.test(table.sql) ? '' : ' ORDER BY rowid';
+}
+
+/** Every table's rows, by primary key, and every CREATE statement. */
+export function snapshotDatabase(state: DatabaseState): DatabaseSnapshot {
+  const schema: DatabaseSnapshot['schema'] = {};
+  const tables: DatabaseSnapshot['tables'] = {};
+  for (const t of objects(state.db)) {
+    schema[t.name] = t.sql;
+    if (t.type !== 'table') continue;
+    tables[t.name] = state.db.prepare(`SELECT * FROM ${quoteIdent(t.name)}${orderClause(state.db, t)}`).all().map(jsonRow);
+  }
+  return { schema, tables, shares: state.shares.map((s) => ({ ...s })) };
+}
+
+/** Prepares one read-only statement, refusing writes. */
+function prepareRead(state: DatabaseState, sql: string) {
+  assertSafeSql(sql);
+  const stmt = sqlCall(() => state.db.prepare(sql));
+  if (!stmt.readonly || !stmt.reader) {
+    throw new ToolError('run_query only runs read-only queries (SELECT, WITH … SELECT); use execute_sql to change data');
+  }
+  return stmt;
+}
+
+export function readRows(state: DatabaseState, sql: string, params: SqlParam[], max: number) {
+  const stmt = prepareRead(state, sql);
+  return sqlCall(() => {
+    const rows: JsonObject[] = [];
+    let total = 0;
+    for (const row of stmt.iterate(...params)) {
+      if (total < max) rows.push(jsonRow(row));
+      total++;
+    }
+    return { columns: stmt.columns().map((c) => c.name), rows, total };
+  });
+}
