@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeUrl, webEnvironment } from '../sandbox/environments/web.js';
+import { normalizeUrl, webEnvironment } from '../sandbox/environments/web/index.js';
 import { harness, removeTempDirs, type Harness } from './helpers/environment-harness.js';
 
 afterEach(removeTempDirs);

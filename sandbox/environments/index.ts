@@ -7,7 +7,7 @@ import { databaseEnvironment } from './database/index.js';
 import { messagingEnvironment } from './messaging/index.js';
 import { paymentsEnvironment } from './payments/index.js';
 import { shellEnvironment } from './shell.js';
-import { webEnvironment } from './web.js';
+import { webEnvironment } from './web/index.js';
 
 export { codeHostingEnvironment } from './code-hosting/index.js';
 export { emailEnvironment } from './email/index.js';
@@ -19,7 +19,7 @@ export { messagingEnvironment } from './messaging/index.js';
 export { paymentsEnvironment } from './payments/index.js';
 export { createShellEnvironment, shellEnvironment, type ShellEnvironmentOptions } from './shell.js';
 export { createBubblewrapRunner, createDirectShellRunner, ShellConfinementError, type ShellRunner, type ShellRunRequest, type ShellRunResult } from './shell-runner.js';
-export { webEnvironment } from './web.js';
+export { webEnvironment } from './web/index.js';
 
 /** The environments Vera ships, keyed by name (the `<environment>` of `email.deliver`). */
 export const builtinEnvironments: Record<string, EnvironmentDefinition<any>> = {
