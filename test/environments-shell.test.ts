@@ -12,7 +12,7 @@ import { functionAgent } from '../adapters/function-adapter.js';
 import { parseCaseSource } from '../engine/case-loader.js';
 import { runCase } from '../engine/run-case.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
-import { createShellEnvironment, MAX_COMMAND_OUTPUT_BYTES, shellEnvironment } from '../sandbox/environments/shell.js';
+import { createShellEnvironment, MAX_COMMAND_OUTPUT_BYTES, shellEnvironment } from '../sandbox/environments/shell/index.js';
 import {
   bubblewrapArgs,
   createBubblewrapRunner,
@@ -20,7 +20,7 @@ import {
   SANDBOX_WORKSPACE,
   ShellConfinementError,
   type ShellRunner,
-} from '../sandbox/environments/shell-runner.js';
+} from '../sandbox/environments/shell/index.js';
 import { harness, removeTempDirs, tempDir, type Harness } from './helpers/environment-harness.js';
 
 afterEach(removeTempDirs);

@@ -1,6 +1,5 @@
 import type { EnvironmentDefinition } from '../environment.js';
-import { createDirectShellRunner } from '../environments/shell-runner.js';
-import { createShellEnvironment } from '../environments/shell.js';
+import { createDirectShellRunner, createShellEnvironment } from '../environments/shell/index.js';
 
 /**
  * Environments that behave differently inside the sandbox container. The container itself is

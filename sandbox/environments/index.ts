@@ -6,7 +6,7 @@ import { calendarEnvironment } from './calendar/index.js';
 import { databaseEnvironment } from './database/index.js';
 import { messagingEnvironment } from './messaging/index.js';
 import { paymentsEnvironment } from './payments/index.js';
-import { shellEnvironment } from './shell.js';
+import { shellEnvironment } from './shell/index.js';
 import { webEnvironment } from './web/index.js';
 
 export { codeHostingEnvironment } from './code-hosting/index.js';
@@ -17,8 +17,17 @@ export { calendarEnvironment } from './calendar/index.js';
 export { databaseEnvironment } from './database/index.js';
 export { messagingEnvironment } from './messaging/index.js';
 export { paymentsEnvironment } from './payments/index.js';
-export { createShellEnvironment, shellEnvironment, type ShellEnvironmentOptions } from './shell.js';
-export { createBubblewrapRunner, createDirectShellRunner, ShellConfinementError, type ShellRunner, type ShellRunRequest, type ShellRunResult } from './shell-runner.js';
+export {
+  createBubblewrapRunner,
+  createDirectShellRunner,
+  createShellEnvironment,
+  ShellConfinementError,
+  shellEnvironment,
+  type ShellEnvironmentOptions,
+  type ShellRunner,
+  type ShellRunRequest,
+  type ShellRunResult,
+} from './shell/index.js';
 export { webEnvironment } from './web/index.js';
 
 /** The environments Vera ships, keyed by name (the `<environment>` of `email.deliver`). */

@@ -1,0 +1,110 @@
+import { lstatSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { runProcess } from './run-process.js';
+import { DEFAULT_SHELL_PATH, SANDBOX_WORKSPACE, ShellConfinementError, type ShellRunner, type ShellRunResult } from './runner.js';
+
+export interface BubblewrapRunnerOptions {
+  /** Path or name of the bwrap binary (default `bwrap`, found on PATH). */
+  bwrap?: string;
+}
+
+/** Read-only system paths a shell needs; symlinked ones (merged /usr) are recreated as symlinks. */
+const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** From /etc only what programs need to start and to find their alternatives; no passwd, no shadow. */
+const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d'];
+
+function systemMounts(): string[] {
+  const args: string[] = [];
+  for (const p of [...SYSTEM_PATHS, ...ETC_PATHS]) {
+    let stat;
+    try {
+      stat = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(p), p);
+    else args.push('--ro-bind', p, p);
+  }
+  return args;
+}
+
+/** The bwrap arguments that confine one command to `workspace`. */
+export function bubblewrapArgs(workspace: string, command: string): string[] {
+  return [
+    // Root file system: read-only system directories, fresh /proc, /dev and /tmp, and the workspace.
+    '--dir', '/etc',
+    ...systemMounts(),
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--tmpfs', '/tmp',
+    '--bind', workspace, SANDBOX_WORKSPACE,
+    '--chdir', SANDBOX_WORKSPACE,
+    '--remount-ro', '/',
+    // Namespaces: no network (only its own loopback), own pids, ipc, hostname.
+    '--unshare-user-try', '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try',
+    '--hostname', 'vera-sandbox',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop', 'ALL',
+    '--clearenv',
+    '--setenv', 'PATH', DEFAULT_SHELL_PATH,
+    '--setenv', 'HOME', SANDBOX_WORKSPACE,
+    '--setenv', 'LANG', 'C.UTF-8',
+    '--setenv', 'TMPDIR', '/tmp',
+    '--',
+    '/bin/sh', '-c', command,
+  ];
+}
+
+const probes = new Map<string, Promise<void>>();
+
+/**
+ * Runs every command in a bubblewrap sandbox: the workspace (at `/workspace`) is the only
+ * writable host path, system directories are read-only, there is no network, and the command
+ * gets its own pid, ipc and uts namespaces, no capabilities and a clean environment.
+ */
+export function createBubblewrapRunner(options: BubblewrapRunnerOptions = {}): ShellRunner {
+  const bwrap = options.bwrap ?? 'bwrap';
+  const env = { PATH: process.env.PATH ?? DEFAULT_SHELL_PATH };
+  return {
+    name: 'bubblewrap',
+    check() {
+      let probe = probes.get(bwrap);
+      if (!probe) {
+        probe = (async () => {
+          // Any existing directory will do: the probe command only exits.
+          const workspace = tmpdir();
+          let result: ShellRunResult;
+          try {
+            result = await runProcess([bwrap, ...bubblewrapArgs(workspace, 'exit 0')], { cwd: '/', env, timeoutMs: 15_000, maxOutputBytes: 4096, shownCwd: SANDBOX_WORKSPACE });
+          } catch (error) {
+            const code = (error as { code?: string }).code;
+            throw new ShellConfinementError(code === 'ENOENT' ? `bubblewrap (${bwrap}) is not installed` : `bubblewrap (${bwrap}) could not start: ${(error as Error).message}`);
+          }
+          if (result.exitCode !== 0) {
+            const why = result.stderr.trim().split('\n')[0] || `exit code ${result.exitCode ?? result.signal}`;
+            throw new ShellConfinementError(`bubblewrap (${bwrap}) cannot create its sandbox here (${why})`);
+          }
+        })();
+        probes.set(bwrap, probe);
+        // A failed probe is not cached: installing bubblewrap mid-session should work.
+        probe.catch(() => probes.delete(bwrap));
+      }
+      return probe;
+    },
+    async run(request) {
+      await this.check();
+      try {
+        return await runProcess([bwrap, ...bubblewrapArgs(request.workspace, request.command)], {
+          cwd: '/',
+          env,
+          timeoutMs: request.timeoutMs,
+          maxOutputBytes: request.maxOutputBytes,
+          shownCwd: SANDBOX_WORKSPACE,
+        });
+      } catch (error) {
+        throw new ShellConfinementError(`bubblewrap (${bwrap}) failed: ${(error as Error).message}`);
+      }
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { ToolError, type OperationSpec } from '../../environment.js';
+import { resolveWorkspacePath } from '../files/index.js';
+import { specBuilders } from '../shared/spec-builders.js';
+import { DEFAULT_COMMAND_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS, runInWorkspace, type ShellState } from './state.js';
+
+const { operation } = specBuilders<ShellState>();
+
+/** Init-script operations: the default timeout, workspace files (executable or not), setup commands. */
+export const shellOperations: OperationSpec<ShellState>[] = [
+  operation({
+    name: 'configure',
+    description: 'Set the default command timeout.',
+    input: z.object({
+      timeout_seconds: z.int().min(1).max(MAX_COMMAND_TIMEOUT_SECONDS).optional().describe(`Default timeout per command (default ${DEFAULT_COMMAND_TIMEOUT_SECONDS})`),
+    }),
+    apply(state, args) {
+      if (args.timeout_seconds !== undefined) state.defaultTimeoutSeconds = args.timeout_seconds;
+    },
+  }),
+  operation({
+    name: 'write',
+    description: 'Create a workspace file (and its parent directories), optionally executable.',
+    input: z.object({
+      path: z.string().min(1).describe('Workspace path, e.g. /scripts/test.sh'),
+      content: z.string().describe('Text content'),
+      executable: z.boolean().optional().describe('Make it executable (default false)'),
+    }),
+    async apply(state, args) {
+      const target = await resolveWorkspacePath(state.root, args.path);
+      if (target.display === '/') throw new ToolError('is a directory: /');
+      await mkdir(dirname(target.abs), { recursive: true });
+      await writeFile(target.abs, args.content, 'utf8');
+      if (args.executable) await chmod(target.abs, 0o755);
+    },
+  }),
+  operation({
+    name: 'run',
+    description: 'Run a setup command in the workspace, confined like the agent\'s commands; a non-zero exit fails the init script.',
+    input: z.object({
+      command: z.string().min(1).describe('Shell command line'),
+      timeout_seconds: z.int().min(1).max(MAX_COMMAND_TIMEOUT_SECONDS).optional().describe('Timeout (default: the configured one)'),
+    }),
+    async apply(state, args) {
+      const result = await runInWorkspace(state, args.command, args.timeout_seconds ?? state.defaultTimeoutSeconds);
+      if (result.exitCode !== 0) {
+        const why = result.timedOut ? 'timed out' : `exit code ${result.exitCode ?? result.signal}`;
+        throw new ToolError(`setup command failed (${why}): ${result.stderr.trim().slice(0, 500)}`);
+      }
+    },
+  }),
+];
