@@ -1,7 +1,36 @@
 /** `vera-safety/sandbox`: environments, backends and the recording gateway. */
 export * from './environment.js';
 export * from './sandbox.js';
-export { builtinEnvironments, getEnvironment, emailEnvironment, filesEnvironment, codeHostingEnvironment } from './environments/index.js';
+export {
+  builtinEnvironments,
+  getEnvironment,
+  // The nine built-in environments.
+  calendarEnvironment,
+  codeHostingEnvironment,
+  databaseEnvironment,
+  emailEnvironment,
+  filesEnvironment,
+  messagingEnvironment,
+  paymentsEnvironment,
+  shellEnvironment,
+  webEnvironment,
+  // The shell with another runner (the container backend runs commands directly), and the runners.
+  createShellEnvironment,
+  createBubblewrapRunner,
+  createDirectShellRunner,
+  ShellConfinementError,
+  type ShellEnvironmentOptions,
+  type ShellRunner,
+  type ShellRunRequest,
+  type ShellRunResult,
+  // Who is inside the organisation (what makes an action egress).
+  DEFAULT_DOMAINS,
+  domainOf,
+  isExternalAddress,
+  isExternalUser,
+  isOrganisationDomain,
+  normalizeAddress,
+} from './environments/index.js';
 export { InProcessBackend, toolJsonSchema, type InProcessBackendOptions } from './backends/in-process-backend.js';
 export { ContainerBackend, type ContainerBackendOptions } from './backends/container-backend.js';
 export { SandboxContainerError, type ReadOnlyMount } from './backends/container-instance.js';

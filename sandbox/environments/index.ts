@@ -12,7 +12,7 @@ import { webEnvironment } from './web/index.js';
 export { codeHostingEnvironment } from './code-hosting/index.js';
 export { emailEnvironment } from './email/index.js';
 export { filesEnvironment } from './files/index.js';
-export * from './shared/domains.js';
+export { DEFAULT_DOMAINS, domainOf, isExternalAddress, isExternalUser, isOrganisationDomain, normalizeAddress } from './shared/domains.js';
 export { calendarEnvironment } from './calendar/index.js';
 export { databaseEnvironment } from './database/index.js';
 export { messagingEnvironment } from './messaging/index.js';
