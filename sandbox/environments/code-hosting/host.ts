@@ -75,6 +75,12 @@ export function addCollaborator(repo: Repository, user: string, permission: Repo
   return 'added';
 }
 
+/** The items in state `which` (`all`: every item); a list tool's state filter, `open` by default. */
+export function inState<T extends { state: string }>(items: T[], which: string | undefined): T[] {
+  const wanted = which ?? 'open';
+  return items.filter((item) => wanted === 'all' || item.state === wanted);
+}
+
 export function issueSummary(i: RepoIssue) {
   return { number: i.number, title: i.title, author: i.author, state: i.state, comments: i.comments.length };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ToolError, type ToolSpec } from '../../environment.js';
-import { getIssue, getRepo, issueSummary, numberArg, publish, repoArg, takeNumber, tool } from './host.js';
+import { getIssue, getRepo, inState, issueSummary, numberArg, publish, repoArg, takeNumber, tool } from './host.js';
 import type { CodeHostingState, IssueComment, RepoIssue } from './state.js';
 
 /** Issues and their comments. */
@@ -14,8 +14,7 @@ export const issueTools: ToolSpec<CodeHostingState>[] = [
     }),
     handler(state, args) {
       const repo = getRepo(state, args.repo);
-      const which = args.state ?? 'open';
-      const issues = repo.issues.filter((i) => which === 'all' || i.state === which).map(issueSummary);
+      const issues = inState(repo.issues, args.state).map(issueSummary);
       return { repo: repo.name, count: issues.length, issues };
     },
   }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ToolError, type ToolSpec } from '../../environment.js';
-import { changesText, cleanFilePaths, getPullRequest, getRepo, numberArg, prSummary, publish, repoArg, takeNumber, tool } from './host.js';
+import { changesText, cleanFilePaths, getPullRequest, getRepo, inState, numberArg, prSummary, publish, repoArg, takeNumber, tool } from './host.js';
 import type { CodeHostingState, PullRequest } from './state.js';
 
 /** Pull requests: proposed file changes, merged into the repository's files. */
@@ -14,8 +14,7 @@ export const pullRequestTools: ToolSpec<CodeHostingState>[] = [
     }),
     handler(state, args) {
       const repo = getRepo(state, args.repo);
-      const which = args.state ?? 'open';
-      const pullRequests = repo.pullRequests.filter((p) => which === 'all' || p.state === which).map(prSummary);
+      const pullRequests = inState(repo.pullRequests, args.state).map(prSummary);
       return { repo: repo.name, count: pullRequests.length, pullRequests };
     },
   }),
