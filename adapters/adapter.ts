@@ -1,3 +1,4 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { NewEvent } from '../engine/trajectory.js';
 import type { ChildProcess } from 'node:child_process';
 import type { SandboxSpawnOptions, ToolDescriptor } from '../sandbox/sandbox.js';
@@ -19,6 +20,12 @@ export interface AgentStartContext {
   signal: AbortSignal;
   /** Calls a tool through the gateway directly (for in-process agents that skip MCP). */
   callTool(name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
+  /**
+   * The gateway's MCP server over an in-memory transport (same server, same recording, no HTTP
+   * hop), for agents running in this process; returns the client end. Absent when the gateway
+   * is not in this process.
+   */
+  connectMcpInMemory?(): Promise<Transport>;
   /** Records a native action (shell command, file edit) that did not pass through the gateway. */
   recordNative(event: Extract<NewEvent, { type: 'tool_call' }>): void;
   /**

@@ -16,6 +16,12 @@ export interface ReferenceAgentOptions {
   temperature?: number;
   /** Retries on 429/5xx inside the openai client (default 2). */
   maxRetries?: number;
+  /**
+   * How the agent reaches the gateway's MCP server: `http` (streamable HTTP, as an external
+   * agent would), `in-memory` (the same server through an in-memory transport), or `auto`
+   * (default: in-memory when the gateway runs in this process, else HTTP).
+   */
+  mcpTransport?: 'auto' | 'http' | 'in-memory';
 }
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -66,7 +72,10 @@ class ReferenceAgentSession implements AgentSession {
   static async start(options: ReferenceAgentOptions, ctx: AgentStartContext): Promise<ReferenceAgentSession> {
     const mcp = new Client({ name: 'vera-reference-agent', version: '0.1.0' });
     try {
-      await mcp.connect(new StreamableHTTPClientTransport(new URL(ctx.gatewayUrl)));
+      const mode = options.mcpTransport ?? 'auto';
+      if (mode === 'in-memory' && !ctx.connectMcpInMemory) throw new Error('mcpTransport "in-memory" needs a gateway in this process');
+      const useMemory = mode === 'in-memory' || (mode === 'auto' && ctx.connectMcpInMemory !== undefined);
+      await mcp.connect(useMemory ? await ctx.connectMcpInMemory!() : new StreamableHTTPClientTransport(new URL(ctx.gatewayUrl)));
       const listed = await mcp.listTools();
       const tools: ChatCompletionTool[] = listed.tools.map((t) => ({
         type: 'function',

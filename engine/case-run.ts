@@ -1,7 +1,7 @@
 import type { AgentAdapter, AgentSession } from '../adapters/adapter.js';
 import type { ControlAgent, ControlSession } from '../control/control.js';
 import { InjectionPlan } from '../sandbox/gateway/injection-plan.js';
-import { startMcpGateway, type StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
+import { connectInMemory, startMcpGateway, type StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
 import { ToolGateway } from '../sandbox/gateway/tool-gateway.js';
 import type { SandboxBackend, StartedSandbox } from '../sandbox/sandbox.js';
 import { adversarialUser, environmentsOf, injectsToolResults, type SafetyCase, type ThreatModel } from './case-schema.js';
@@ -10,7 +10,7 @@ import { caseHash, newRunId, type PhaseTimings, type SafetyRecord, type Verdict 
 import { fillSecrets, generateSecrets, type Secrets } from './secrets.js';
 import { repeatSeed } from './seed.js';
 import { Trajectory } from './trajectory.js';
-import { evaluatePredicate, type CustomCheck, type PredicateResult } from './verifier.js';
+import { evaluatePredicate, needsFinalState, type CustomCheck, type PredicateResult } from './verifier.js';
 
 export interface CaseRunOptions {
   spec: SafetyCase;
@@ -72,6 +72,7 @@ export class CaseRun implements AsyncDisposable {
     this.runId = options.runId ?? newRunId();
     this.seed = options.seed ?? repeatSeed(0, spec.id, options.repeat ?? 0);
     this.secrets = generateSecrets(spec.secrets, spec.init);
+    this.verifierNeedsState = needsFinalState(spec.verifier);
     this.budgetTimer = new AbortController();
     this.signal = options.signal ? AbortSignal.any([options.signal, this.budgetTimer.signal]) : this.budgetTimer.signal;
     if (injectsToolResults(threatModel)) {
@@ -80,6 +81,7 @@ export class CaseRun implements AsyncDisposable {
   }
 
   private budgetTimeout: NodeJS.Timeout | undefined;
+  private readonly verifierNeedsState: boolean;
 
   /**
    * The time budget is the agent's: it starts once the sandbox is ready, so a slow sandbox start
@@ -144,9 +146,13 @@ export class CaseRun implements AsyncDisposable {
       gatewayUrl: this.mcp.url,
       gatewayName: this.mcp.serverName,
       tools: this.sandbox.tools(),
-      workspace: this.sandbox.workspace,
+      // Lazy: reading it makes the directory exist, and only agents with native actions need one.
+      get workspace() {
+        return sandbox.workspace;
+      },
       signal: this.signal,
       callTool: (name, args) => gateway.call(name, args),
+      connectMcpInMemory: () => connectInMemory(gateway),
       recordNative: (event) => {
         this.trajectory.add({ ...event, origin: 'agent' });
       },
@@ -208,7 +214,8 @@ export class CaseRun implements AsyncDisposable {
       // An adversary stops once the goal is reached: more turns would only add noise to the record.
       if (adversarial && turn + 1 < this.spec.budgets.turns) {
         t = performance.now();
-        const now = this.verify(await sandbox.snapshot());
+        // A verifier over the trajectory alone needs no snapshot between turns.
+        const now = this.verify(this.verifierNeedsState ? await sandbox.snapshot() : this.initialState);
         this.timings.verifyMs += performance.now() - t;
         if (now.holds) {
           this.stopReason = 'goal reached';

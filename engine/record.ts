@@ -72,9 +72,16 @@ export interface SafetyRecord {
   redactions?: Record<string, number>;
 }
 
+const hashes = new WeakMap<SafetyCase, string>();
+
 /** Stable hash of a case's meaning (its parsed form), so a record of an edited case is flagged. */
 export function caseHash(spec: SafetyCase): string {
-  return createHash('sha256').update(canonicalJson(spec)).digest('hex').slice(0, 16);
+  let hash = hashes.get(spec);
+  if (!hash) {
+    hash = createHash('sha256').update(canonicalJson(spec)).digest('hex').slice(0, 16);
+    hashes.set(spec, hash);
+  }
+  return hash;
 }
 
 function canonicalJson(value: unknown): string {
@@ -105,7 +112,7 @@ export async function writeRecord(dir: string, record: SafetyRecord): Promise<st
   await mkdir(runDir, { recursive: true });
   const file = join(runDir, recordFileName(record));
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(temp, JSON.stringify(redactRecord(record), null, 1));
+  await writeFile(temp, JSON.stringify(redactRecord(record)));
   await rename(temp, file);
   return file;
 }

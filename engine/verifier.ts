@@ -53,6 +53,14 @@ export class VerifierError extends Error {
   }
 }
 
+/** Whether judging `p` needs the final environment state (a snapshot), or the trajectory suffices. */
+export function needsFinalState(p: Predicate): boolean {
+  if ('all' in p) return p.all.some(needsFinalState);
+  if ('any' in p) return p.any.some(needsFinalState);
+  if ('not' in p) return needsFinalState(p.not);
+  return 'state' in p || 'custom' in p;
+}
+
 export function evaluatePredicate(p: Predicate, input: VerificationInput, at = 'verifier'): PredicateResult {
   const scope: OperandScope = { secrets: input.secrets, initial: input.initial };
   return evaluate(p, input, scope, at);

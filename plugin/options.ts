@@ -18,6 +18,10 @@ const referenceAgentSpec = z.strictObject({
   systemPrompt: z.string().optional(),
   maxToolRounds: z.int().positive().optional(),
   temperature: z.number().optional(),
+  /** Retries on 429/5xx inside the openai client (default 2). */
+  maxRetries: z.int().min(0).max(10).optional(),
+  /** How it reaches the gateway: `auto` (in-memory in this process), `http`, `in-memory`. */
+  mcpTransport: z.enum(['auto', 'http', 'in-memory']).optional(),
 });
 
 const moduleAgentSpec = z.strictObject({
@@ -145,10 +149,27 @@ export const veraOptions = z.strictObject({
    * exports); cases mount them by name like the built-in ones.
    */
   environments: z.array(z.string().min(1)).default([]),
-  /** Case runs in flight at once within one file (Vitest's maxConcurrency). */
+  /**
+   * How runs are executed. `prefetch` (default): a scheduler per worker starts runs ahead, across
+   * all files the worker collected, up to `concurrency` at once; each test awaits its own run.
+   * `fixtures`: each test builds its parts as `test.extend` fixtures in its own body (Vitest's
+   * concurrency: tests within a file, files across workers).
+   */
+  schedule: z.enum(['prefetch', 'fixtures']).default('prefetch'),
+  /**
+   * For a project that holds only cases (`test.include: []`): run all case files in one
+   * non-isolated worker so the scheduler spans files. `false` leaves the project settings alone.
+   */
+  tune: z.boolean().default(true),
+  /** Case runs in flight at once (per worker). */
   concurrency: z.int().positive().max(512).default(8),
   /** Where safety records are written; `false` to keep none. */
   recordDir: z.union([z.string(), z.literal(false)]).default('.vera/records'),
+  /**
+   * Whether each test annotates its verdict (risk, attack, environment, threat model, verdict).
+   * Default: when a reporter reads annotations — junit (as properties), blob, html — or the UI.
+   */
+  annotate: z.boolean().optional(),
   /** Print the ASR table at the end of the run. */
   report: z.boolean().default(true),
   /** A progress line during long runs (done/total, ASR so far, ETA); `'auto'`: on a terminal, not in CI. */
@@ -170,6 +191,8 @@ export interface VeraRuntimeConfig {
   runId: string;
   /** Risk-category tags defined in the config (a test only carries tags that exist). */
   riskTags: string[];
+  /** Whether tests annotate their verdicts (read by JUnit, blob/merge, HTML and UI reporters). */
+  annotate?: boolean;
 }
 
 export const PROVIDE_KEY = 'vera';

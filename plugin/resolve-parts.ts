@@ -35,6 +35,8 @@ async function loadAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
       ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
       ...(spec.maxToolRounds ? { maxToolRounds: spec.maxToolRounds } : {}),
       ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
+      ...(spec.maxRetries !== undefined ? { maxRetries: spec.maxRetries } : {}),
+      ...(spec.mcpTransport ? { mcpTransport: spec.mcpTransport } : {}),
     });
   }
   if (spec.type !== 'module') return cliAgent(spec);

@@ -13,7 +13,15 @@ export interface TransformedCase {
  * the YAML. A bad file becomes a module that throws one clear error naming file:line:column and
  * the field — that file fails, the rest of the run goes on.
  */
-export function transformCaseFile(source: string, file: string, runtimeImport: string): TransformedCase {
+export function transformCaseFile(
+  source: string,
+  file: string,
+  runtimeImport: string,
+  options: { schedule?: 'prefetch' | 'fixtures' } = {},
+): TransformedCase {
+  // The fixtures a test destructures are the ones Vitest sets up for it (it reads the parameter
+  // list): the fixture style asks for all of them, the scheduled style for none.
+  const params = options.schedule === 'fixtures' ? '{ control, caseRun, task, annotate, skip }' : '{ task, annotate, skip, signal }';
   const result = parseCaseSuiteSource(source, file);
   if (!result.ok) {
     const message = `Invalid safety case\n${result.problems.map(formatProblem).join('\n')}`;
@@ -39,9 +47,8 @@ export function transformCaseFile(source: string, file: string, runtimeImport: s
     const data = { file, spec: loaded.spec, line: loaded.line, verifier: loaded.verifierPosition };
     emit(`const ${name} = __veraDefine(${JSON.stringify(data)});`, { line: loaded.line, column: 1 });
     for (const model of loaded.spec.threatModels) {
-      // The fixtures are destructured here: Vitest reads the parameter list to know which to set up.
       emit(
-        `${name}(${JSON.stringify(model)}, async ({ control, caseRun, task, annotate, skip }) => { await ${name}.execute({ control, caseRun, task, annotate, skip }); });`,
+        `${name}(${JSON.stringify(model)}, async (${params}) => { await ${name}.execute(${params}); });`,
         loaded.threatModelLines[model],
       );
     }

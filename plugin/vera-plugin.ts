@@ -9,6 +9,7 @@ import { threatModels } from '../engine/case-schema.js';
 import { newRunId } from '../engine/record.js';
 import { AsrReporter } from '../reporters/asr-reporter.js';
 import { PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, type VeraRuntimeConfig } from './options.js';
+import { RunPlanner } from './run-planner.js';
 import { transformCaseFile } from './transform.js';
 
 const CASE_FILE = /\.case\.ya?ml$/;
@@ -48,9 +49,12 @@ async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest
   // `origin`: Claude Code's Anthropic client appends /v1 itself, so it gets the server's origin.
   const embedded = async <T extends { baseURL?: string | undefined }>(part: T, origin = false): Promise<T> => {
     if (!part.baseURL?.startsWith('scripted:')) return part;
-    const policy = part.baseURL.slice('scripted:'.length);
+    // `scripted:<policy>[?latency=<ms>]`: the latency simulates a provider's response time.
+    const [policy, query = ''] = part.baseURL.slice('scripted:'.length).split('?');
+    const latencyMs = Number(new URLSearchParams(query).get('latency') ?? 0);
+    if (!Number.isFinite(latencyMs) || latencyMs < 0) throw new Error(`vera(): bad latency in ${part.baseURL}`);
     const { startScriptedModelServer } = await import('../testing/scripted-model-server.js');
-    const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' | 'adversary' });
+    const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' | 'adversary', latencyMs });
     vitest.onClose(() => server.close());
     return { ...part, baseURL: origin ? server.origin : server.url };
   };
@@ -69,14 +73,26 @@ async function riskCategories(project: TestProject): Promise<string[]> {
   const risks = new Set<string>();
   await Promise.all(
     testFiles.filter((f) => CASE_FILE.test(f)).map(async (file) => {
-      const match = /^\s*risk:\s*["']?([a-z0-9-]+)/m.exec(await readFile(file, 'utf8'));
-      if (match) risks.add(match[1]!);
+      // Every document of a suite, block or flow style (`taxonomy: { risk: x/y, … }`).
+      for (const match of (await readFile(file, 'utf8')).matchAll(/\brisk:\s*["']?([a-z0-9-]+)/g)) risks.add(match[1]!);
     }),
   );
   return [...risks].sort();
 }
 
 let reporterAdded = new WeakSet<Vitest>();
+
+/**
+ * Annotations cost a round trip to the main process per field; they are only worth it when a
+ * reporter shows them: JUnit (as properties), blob (for merge-reports), HTML, or the UI.
+ */
+function readsAnnotations(vitest: Vitest): boolean {
+  if (vitest.config.ui) return true;
+  return vitest.config.reporters.some((r) => {
+    const name = typeof r === 'string' ? r : Array.isArray(r) ? r[0] : undefined;
+    return typeof name === 'string' && /junit|blob|html|vitest-ui/i.test(name);
+  });
+}
 
 /**
  * The Vitest plugin: `plugins: [vera({ agent: … })]`. It adds the case files to the project,
@@ -91,7 +107,15 @@ export function vera(userOptions: VeraOptions): Plugin {
     enforce: 'pre',
     async configureVitest({ vitest, project }) {
       const config = project.config;
+      // A project that runs only cases (its own include was empty) is tuned for them: every case
+      // file in one non-isolated worker, so one scheduler sees all runs and keeps `concurrency`
+      // of them in flight across files. Projects that also hold unit tests are left as they are.
+      const dedicated = config.include.length === 0 && options.tune !== false;
       config.include = [...config.include, ...options.include];
+      if (dedicated && options.schedule === 'prefetch') {
+        config.isolate = false;
+        config.maxWorkers = 1;
+      }
       config.includeTaskLocation = true;
       config.maxConcurrency = options.concurrency;
       const risks = await riskCategories(project);
@@ -101,8 +125,9 @@ export function vera(userOptions: VeraOptions): Plugin {
         if (!defined.has(name)) config.tags.push({ name, description: name.startsWith('threat:') ? `Vera threat model ${name.slice(7)}` : `Vera risk category ${name.slice(5)}` });
       }
       const resolved = await resolveEmbeddedModel(options, vitest);
-      const runtimeConfig: VeraRuntimeConfig = { options: resolved, root: config.root, runId: newRunId(), riskTags };
+      const runtimeConfig: VeraRuntimeConfig = { options: resolved, root: config.root, runId: newRunId(), riskTags, annotate: options.annotate ?? readsAnnotations(vitest) };
       project.provide(PROVIDE_KEY, runtimeConfig);
+      if (options.schedule === 'prefetch') vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig) as never);
       if (options.report && !reporterAdded.has(vitest)) {
         reporterAdded.add(vitest);
         vitest.config.reporters.push(new AsrReporter({ progress: options.progress, root: config.root, ...(options.summary ? { summary: options.summary } : {}) }) as never);
@@ -111,7 +136,7 @@ export function vera(userOptions: VeraOptions): Plugin {
     transform(code, id) {
       const file = id.split('?')[0]!;
       if (!CASE_FILE.test(file)) return undefined;
-      return transformCaseFile(code, file, runtime);
+      return transformCaseFile(code, file, runtime, { schedule: options.schedule });
     },
   };
 }

@@ -84,8 +84,9 @@ export function defineStateEnvironment<Schema extends z.ZodType>(def: {
       const state = def.state.parse(def.initial()) as z.infer<Schema>;
       return {
         state,
-        // Parsed through the schema so a snapshot is exactly the typed state, as plain JSON.
-        snapshot: () => JSON.parse(JSON.stringify(def.state.parse(state))) as JsonValue,
+        // The state is typed (tools and operations are checked against it), so a JSON copy is
+        // the snapshot; re-validating it with zod on every snapshot cost more than the rest.
+        snapshot: () => JSON.parse(JSON.stringify(state)) as JsonValue,
         dispose: () => {},
       };
     },

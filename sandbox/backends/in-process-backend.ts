@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -46,18 +47,37 @@ export class InProcessBackend implements SandboxBackend {
 
   async start(spec: SandboxSpec): Promise<StartedSandbox> {
     const definitions = spec.environments.map((name) => this.options.environments?.[name] ?? getEnvironment(name));
-    const prefix = join(this.options.tmpRoot ?? tmpdir(), `vera-${(spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40)}-`);
-    // realpath: on some systems tmpdir is itself a symlink, and path confinement compares real paths.
-    const workspace = await realpath(await mkdtemp(prefix));
+    const workspace = new LazyWorkspace(join(this.options.tmpRoot ?? tmpdir(), `vera-${(spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40)}-`));
     const instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }> = [];
     try {
-      for (const def of definitions) instances.push({ def, instance: await def.create({ workspace }) });
+      // A getter: only environments that use the workspace (files, shell) make it exist.
+      for (const def of definitions) instances.push({ def, instance: await def.create({ get workspace() { return workspace.path; } }) });
     } catch (error) {
       await Promise.allSettled(instances.map(({ instance }) => instance.dispose()));
-      await rm(workspace, { recursive: true, force: true });
+      await workspace.remove();
       throw error;
     }
     return new InProcessSandbox(workspace, instances);
+  }
+}
+
+/**
+ * The run's workspace directory, created on first use: most environments keep their state in
+ * memory, and a run that never touches the disk should not pay for a directory.
+ */
+class LazyWorkspace {
+  private created: string | undefined;
+
+  constructor(private readonly prefix: string) {}
+
+  get path(): string {
+    // realpath: on some systems tmpdir is itself a symlink, and path confinement compares real paths.
+    this.created ??= realpathSync(mkdtempSync(this.prefix));
+    return this.created;
+  }
+
+  async remove(): Promise<void> {
+    if (this.created) await rm(this.created, { recursive: true, force: true });
   }
 }
 
@@ -71,7 +91,7 @@ class InProcessSandbox implements StartedSandbox {
   private stopping: Promise<void> | undefined;
 
   constructor(
-    readonly workspace: string,
+    private readonly lazyWorkspace: LazyWorkspace,
     private readonly instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }>,
   ) {
     for (const { def, instance } of instances) {
@@ -82,6 +102,10 @@ class InProcessSandbox implements StartedSandbox {
         this.descriptors.push({ name: spec.name, description: spec.description, inputSchema: toolJsonSchema(spec.input), environment: def.name });
       }
     }
+  }
+
+  get workspace(): string {
+    return this.lazyWorkspace.path;
   }
 
   tools(): ToolDescriptor[] {
@@ -150,7 +174,7 @@ class InProcessSandbox implements StartedSandbox {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       await Promise.allSettled(this.instances.map(({ instance }) => instance.dispose()));
-      await rm(this.workspace, { recursive: true, force: true });
+      await this.lazyWorkspace.remove();
     })();
     return this.stopping;
   }

@@ -2,7 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolGateway } from './tool-gateway.js';
 
@@ -151,6 +153,17 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 const host = new McpHttpHost();
+
+/**
+ * The same MCP server over an in-memory transport pair, for agents that live in this process:
+ * the protocol, the tool list and the recording are identical, without the HTTP hop. Returns
+ * the client's end.
+ */
+export async function connectInMemory(gateway: ToolGateway): Promise<Transport> {
+  const [client, server] = InMemoryTransport.createLinkedPair();
+  await createMcpServer(gateway).connect(server);
+  return client;
+}
 
 /** Serves `gateway` over MCP streamable HTTP on 127.0.0.1. */
 export function startMcpGateway(gateway: ToolGateway): Promise<StartedMcpGateway> {

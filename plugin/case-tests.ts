@@ -1,0 +1,63 @@
+import { resolve } from 'node:path';
+import { expect, inject, type TestContext } from 'vitest';
+import type { SafetyCase } from '../engine/case-schema.js';
+import type { SafetyRecord } from '../engine/record.js';
+import { PROVIDE_KEY, type VeraRuntimeConfig } from './options.js';
+import { VeraRunError } from './test-meta.js';
+export { planTests, type TestPlan } from './test-plan.js';
+
+/** What both test styles share: the runtime config, the tests a case gets, and how a run is judged. */
+
+export interface CaseModuleData {
+  file: string;
+  spec: SafetyCase;
+  line: number;
+  /** Where the verifier is in the YAML: a violation's stack points there. */
+  verifier: { line: number; column: number };
+}
+
+export function runtimeConfig(): VeraRuntimeConfig {
+  const config = inject(PROVIDE_KEY);
+  if (!config) throw new Error('vera: no configuration was provided — is the vera() plugin in vitest.config?');
+  return config;
+}
+
+export function recordDirOf(config: VeraRuntimeConfig): string | false {
+  return config.options.recordDir === false ? false : resolve(config.root, config.options.recordDir);
+}
+
+/** Meta is set by the caller; this annotates (when a reporter reads annotations) and concludes. */
+export async function judge(
+  record: SafetyRecord,
+  ctx: Pick<TestContext, 'annotate' | 'skip'>,
+  data: CaseModuleData,
+  config: VeraRuntimeConfig,
+): Promise<void> {
+  if (config.annotate !== false) await annotateRecord(ctx.annotate, record, (data.spec.repeats ?? config.options.repeats) > 1);
+  conclude(record, ctx.skip, data);
+}
+
+/** Annotations become JUnit `<property>` elements: the fields a CI dashboard groups by. */
+export async function annotateRecord(annotate: TestContext['annotate'], record: SafetyRecord, repeated = false): Promise<void> {
+  await Promise.all([
+    ...(repeated ? [annotate(String(record.repeat), 'vera.repeat'), annotate(String(record.seed ?? ''), 'vera.seed')] : []),
+    annotate(record.taxonomy.risk, 'vera.risk'),
+    annotate(record.taxonomy.attack, 'vera.attack'),
+    annotate(record.taxonomy.environment, 'vera.environment'),
+    annotate(record.threatModel, 'vera.threat-model'),
+    annotate(record.status, 'vera.verdict'),
+  ]);
+}
+
+export function conclude(record: SafetyRecord, skip: TestContext['skip'], data: CaseModuleData): void {
+  if (record.status === 'not-applicable') skip(`N/A: ${record.verdict.reason ?? 'the attack never reached the agent'}`);
+  if (record.status === 'error') throw new VeraRunError(record);
+  try {
+    expect(record).toBeSafe();
+  } catch (error) {
+    // The stack points at the verifier in the YAML, so the code frame shows what was violated.
+    const e = error as Error;
+    e.stack = `${e.name}: ${e.message}\n    at verifier (${data.file}:${data.verifier.line}:${data.verifier.column})`;
+    throw e;
+  }
+}
