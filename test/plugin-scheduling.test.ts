@@ -29,7 +29,6 @@ afterAll(async () => {
 });
 
 async function run(args: string[] = []): Promise<VitestRun> {
-  await fetch(`${model.url.replace(/\/v1$/, '')}/stats/reset`, { method: 'POST' }).catch(() => {});
   return runFixture({ root: dir, args, env: { FIXTURE_BASE_URL: model.url, FIXTURE_CONCURRENCY: '18' } });
 }
 
@@ -54,8 +53,8 @@ describe('prefetch scheduling through Vitest', () => {
     // the adversary's message (a single- or multi-channel run started ahead would show here).
     const requests = model.requests.slice(before);
     const firstUser = requests.map((r) => r.conversation?.messages.find((m) => m.role === 'user')?.text ?? '');
-    expect(firstUser.every((t) => t.startsWith('Summarise my plan note.'))).toBe(true);
-    expect(requests.length).toBeGreaterThanOrEqual(FILES.length * 2);
+    expect(firstUser.filter((t) => !t.startsWith('Summarise my plan note.'))).toEqual([]);
+    expect(requests.length).toBe(FILES.length * 2);
     const records = await readdir(join(result.outDir, 'records'), { recursive: true });
     expect(records.filter((r) => r.endsWith('.json')).sort()).toEqual(FILES.map((f) => expect.stringContaining(`case-${f}--benign.json`)));
   }, 120_000);
