@@ -26,6 +26,11 @@ export interface AgentStartContext {
    * is not in this process.
    */
   connectMcpInMemory?(): Promise<Transport>;
+  /**
+   * The base URL this run's model client should use for `upstream`: through the run-wide model
+   * proxy (limits, retries, usage counted per run) when there is one, else `upstream` itself.
+   */
+  modelBaseURL?(upstream: string): string;
   /** Records a native action (shell command, file edit) that did not pass through the gateway. */
   recordNative(event: Extract<NewEvent, { type: 'tool_call' }>): void;
   /**

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { defaultOpenAIBaseURL } from '../provider/model-route.js';
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
 
 export interface ReferenceAgentOptions {
@@ -30,9 +31,10 @@ export const DEFAULT_SYSTEM_PROMPT =
 const clients = new Map<string, OpenAI>();
 
 /** One client per endpoint and key, so connections are reused across runs. */
-export function openAIClient(options: { baseURL?: string; apiKey?: string; maxRetries?: number }): OpenAI {
+export function openAIClient(options: { baseURL?: string; apiKey?: string; maxRetries?: number; cache?: boolean }): OpenAI {
   const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
   const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? 'no-key';
+  if (options.cache === false) return new OpenAI({ baseURL, apiKey, maxRetries: options.maxRetries ?? 2 });
   const key = `${baseURL ?? ''}\u0000${apiKey}\u0000${options.maxRetries ?? 2}`;
   let client = clients.get(key);
   if (!client) {
@@ -81,7 +83,12 @@ class ReferenceAgentSession implements AgentSession {
         type: 'function',
         function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema as Record<string, unknown> },
       }));
-      return new ReferenceAgentSession(options, ctx, mcp, tools, openAIClient(options));
+      // Through the run's model proxy when there is one (it limits, retries and counts the run's
+      // traffic), with a client of its own; else one shared client per endpoint.
+      const client = ctx.modelBaseURL
+        ? openAIClient({ ...options, baseURL: ctx.modelBaseURL(defaultOpenAIBaseURL(options.baseURL)), maxRetries: options.maxRetries ?? 0, cache: false })
+        : openAIClient(options);
+      return new ReferenceAgentSession(options, ctx, mcp, tools, client);
     } catch (error) {
       await mcp.close().catch(() => {});
       throw new AgentError(`reference agent could not reach the gateway: ${(error as Error).message}`);

@@ -20,6 +20,11 @@ export interface ControlContext {
   seed: number;
   /** Which repeat of the case this run is (0-based). */
   repeat: number;
+  /**
+   * The base URL to use for a model endpoint in this run: through the run-wide model proxy
+   * (limits, retries, usage) when there is one, else the endpoint itself.
+   */
+  modelBaseURL?(upstream: string): string;
 }
 
 export interface ControlObservation {

@@ -153,7 +153,7 @@ class LlmAdversarySession implements ControlSession {
     private readonly ctx: ControlContext,
   ) {
     this.plan = strategyPlanFor(ctx.spec, options.strategies);
-    this.chat = new ControlModelChat(options, ctx.seed, ctx.signal, 'adversary');
+    this.chat = new ControlModelChat(options, ctx.seed, ctx.signal, 'adversary', ctx.modelBaseURL);
   }
 
   private get strategy(): StrategyId {

@@ -47,7 +47,7 @@ class LlmUserSession implements ControlSession {
     options: LlmUserOptions,
     private readonly ctx: ControlContext,
   ) {
-    this.chat = new ControlModelChat(options, ctx.seed, ctx.signal, 'user');
+    this.chat = new ControlModelChat(options, ctx.seed, ctx.signal, 'user', ctx.modelBaseURL);
   }
 
   async next(observation: ControlObservation): Promise<ControlDecision> {

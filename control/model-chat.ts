@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import { openAIClient } from '../adapters/reference-agent.js';
+import { defaultOpenAIBaseURL } from '../provider/model-route.js';
 import { ControlError, type ControlChatMessage, type ControlModelRequest, type ControlModelResponse } from './control.js';
 
 /** How an LLM-driven control agent reaches its model. */
@@ -28,11 +29,16 @@ export class ControlModelChat {
     private readonly seed: number,
     private readonly signal: AbortSignal,
     private readonly role: string,
+    route?: (upstream: string) => string,
   ) {
+    // Through the run's model proxy when there is one: it retries, so the client does not.
+    const baseURL = route ? route(defaultOpenAIBaseURL(options.baseURL)) : options.baseURL;
     this.client = openAIClient({
-      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+      ...(baseURL ? { baseURL } : {}),
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+      maxRetries: options.maxRetries ?? (route ? 0 : 2),
+      // A routed URL is this run's own: caching its client would keep one per run forever.
+      cache: !route,
     });
   }
 

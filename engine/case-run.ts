@@ -5,6 +5,8 @@ import { connectInMemory, startMcpGateway, type StartedMcpGateway } from '../san
 import { ToolGateway } from '../sandbox/gateway/tool-gateway.js';
 import type { SandboxBackend, StartedSandbox } from '../sandbox/sandbox.js';
 import { adversarialUser, environmentsOf, injectsToolResults, type SafetyCase, type ThreatModel } from './case-schema.js';
+import { randomBytes } from 'node:crypto';
+import { modelRoute, type ModelRoute } from '../provider/model-route.js';
 import type { JsonObject } from './json.js';
 import { caseHash, newRunId, type PhaseTimings, type SafetyRecord, type Verdict } from './record.js';
 import { fillSecrets, generateSecrets, type Secrets } from './secrets.js';
@@ -24,6 +26,11 @@ export interface CaseRunOptions {
   custom?: Record<string, CustomCheck>;
   /** Cancels the run (test timeout, user abort); the case's time budget is added on top. */
   signal?: AbortSignal;
+  /**
+   * The run-wide model proxy (`startModelProxy`): agents and LLM controls send their model
+   * traffic through it, and the run's requests, retries, waits and tokens go into the record.
+   */
+  modelProxyUrl?: string;
 }
 
 function abortReason(signal: AbortSignal): Error {
@@ -73,6 +80,9 @@ export class CaseRun implements AsyncDisposable {
     this.seed = options.seed ?? repeatSeed(0, spec.id, options.repeat ?? 0);
     this.secrets = generateSecrets(spec.secrets, spec.init);
     this.verifierNeedsState = needsFinalState(spec.verifier);
+    if (options.modelProxyUrl) {
+      this.route = modelRoute(options.modelProxyUrl, `${this.runId}.${spec.id}.${threatModel}.${options.repeat ?? 0}.${randomBytes(4).toString('hex')}`);
+    }
     this.budgetTimer = new AbortController();
     this.signal = options.signal ? AbortSignal.any([options.signal, this.budgetTimer.signal]) : this.budgetTimer.signal;
     if (injectsToolResults(threatModel)) {
@@ -80,6 +90,7 @@ export class CaseRun implements AsyncDisposable {
     }
   }
 
+  private readonly route: ModelRoute | undefined;
   private budgetTimeout: NodeJS.Timeout | undefined;
   private readonly verifierNeedsState: boolean;
 
@@ -153,6 +164,7 @@ export class CaseRun implements AsyncDisposable {
       signal: this.signal,
       callTool: (name, args) => gateway.call(name, args),
       connectMcpInMemory: () => connectInMemory(gateway),
+      ...(this.route ? { modelBaseURL: this.route.baseURL } : {}),
       recordNative: (event) => {
         this.trajectory.add({ ...event, origin: 'agent' });
       },
@@ -178,6 +190,7 @@ export class CaseRun implements AsyncDisposable {
       signal: this.signal,
       seed: this.seed,
       repeat: this.options.repeat ?? 0,
+      ...(this.route ? { modelBaseURL: this.route.baseURL } : {}),
     });
     return this.control;
   }
@@ -305,6 +318,7 @@ export class CaseRun implements AsyncDisposable {
       verdict = { status: 'error', evidence: [], reason: this.error.message };
     }
     this.timings.verifyMs += performance.now() - t;
+    const provider = await this.route?.stats();
     return {
       schema: 'vera.record/v1',
       runId: this.runId,
@@ -339,7 +353,8 @@ export class CaseRun implements AsyncDisposable {
       responses: this.trajectory.responses(),
       initialState: this.initialState,
       finalState: this.finalState,
-      usage: { ...this.usage },
+      usage: provider && provider.usage.input + provider.usage.output > 0 ? { ...provider.usage } : { ...this.usage },
+      ...(provider ? { provider } : {}),
       control_transcript: [...(this.control?.transcript ?? [])],
       ...(this.control?.plan ? { controlPlan: this.control.plan } : {}),
     };

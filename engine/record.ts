@@ -6,6 +6,7 @@ import type { StrategyPlan } from '../control/strategies.js';
 import type { SafetyCase, ThreatModel } from './case-schema.js';
 import type { JsonObject } from './json.js';
 import { redactRecord } from './redact.js';
+import type { ProviderStats } from '../provider/model-proxy.js';
 import type { TrajectoryEvent } from './trajectory.js';
 import type { Evidence } from './verifier.js';
 
@@ -63,7 +64,10 @@ export interface SafetyRecord {
   responses: string[];
   initialState: JsonObject;
   finalState: JsonObject;
+  /** Tokens the run used: counted by the model proxy when there is one, else as the agent reported. */
   usage: { input: number; output: number };
+  /** The run's model traffic through the run-wide proxy: requests, retries, rate limits, waits, tokens by model. */
+  provider?: ProviderStats;
   /** Every control-agent decision: model requests and responses, strategy, switches, payload rewrites, stops. */
   control_transcript: ControlExchange[];
   /** The adversary's strategy plan (sequence, source, switching rule), when it had one. */

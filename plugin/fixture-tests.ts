@@ -50,6 +50,7 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
         caseFile: data.file,
         runId: config.runId,
         signal,
+        ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
         repeat,
         ...(seed !== undefined ? { seed } : {}),
       });

@@ -170,6 +170,27 @@ export const veraOptions = z.strictObject({
    * Default: when a reporter reads annotations — junit (as properties), blob, html — or the UI.
    */
   annotate: z.boolean().optional(),
+  /**
+   * Model traffic hygiene, shared by every worker of the run: a loopback proxy in front of the
+   * model endpoints holds the limits, retries 429 and transient 5xx answers with backoff that
+   * honours Retry-After, and counts each run's requests, retries, waits and tokens (into its
+   * record). On by default when an agent or control talks to a real endpoint; `false` turns it
+   * off. `prices` (USD per million tokens, by model name) adds cost to the reports.
+   */
+  provider: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        maxConcurrent: z.int().positive().optional(),
+        rpm: z.int().positive().optional(),
+        tpm: z.int().positive().optional(),
+        maxRetries: z.int().min(0).max(20).optional(),
+        retryBaseMs: z.int().positive().optional(),
+        maxRetryWaitMs: z.int().positive().optional(),
+        prices: z.record(z.string(), z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() })).optional(),
+      }),
+    ])
+    .optional(),
   /** Print the ASR table at the end of the run. */
   report: z.boolean().default(true),
   /** A progress line during long runs (done/total, ASR so far, ETA); `'auto'`: on a terminal, not in CI. */
@@ -193,6 +214,8 @@ export interface VeraRuntimeConfig {
   riskTags: string[];
   /** Whether tests annotate their verdicts (read by JUnit, blob/merge, HTML and UI reporters). */
   annotate?: boolean;
+  /** The run-wide model proxy, when model traffic goes through one. */
+  modelProxyUrl?: string;
 }
 
 export const PROVIDE_KEY = 'vera';

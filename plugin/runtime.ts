@@ -60,6 +60,7 @@ function startRun(config: VeraRuntimeConfig, spec: SafetyCase, file: string, pla
       adversary: resolveAdversary(config.options.adversary),
       user: resolveUser(config.options.user),
       recordDir: false,
+      ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
     });
 }
 

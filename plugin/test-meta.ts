@@ -1,5 +1,6 @@
 import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
 import type { RunStatus, SafetyRecord } from '../engine/record.js';
+import type { ProviderStats } from '../provider/model-proxy.js';
 
 /**
  * What each test carries in `task.meta.vera` for reporters: plain JSON, so it survives the
@@ -30,6 +31,8 @@ export interface VeraTestMeta {
   utility?: boolean;
   turns?: number;
   usage?: { input: number; output: number };
+  /** The run's model traffic through the run-wide proxy (requests, retries, waits, tokens by model). */
+  provider?: ProviderStats;
   durationMs?: number;
 }
 
@@ -65,6 +68,7 @@ export function testMeta(
     if (record.utility) meta.utility = record.utility.holds;
     meta.turns = record.turns;
     meta.usage = record.usage;
+    if (record.provider) meta.provider = record.provider;
     meta.durationMs = Math.round(record.durationMs);
   }
   if (recordFile) meta.recordFile = recordFile;

@@ -9,6 +9,7 @@ import { threatModels } from '../engine/case-schema.js';
 import { newRunId } from '../engine/record.js';
 import { AsrReporter } from '../reporters/asr-reporter.js';
 import { PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, type VeraRuntimeConfig } from './options.js';
+import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy.js';
 import { RunPlanner } from './run-planner.js';
 import { transformCaseFile } from './transform.js';
 
@@ -81,6 +82,35 @@ async function riskCategories(project: TestProject): Promise<string[]> {
 }
 
 let reporterAdded = new WeakSet<Vitest>();
+const proxies = new WeakMap<Vitest, Promise<StartedModelProxy>>();
+
+/** Whether any model endpoint is a real one (not the embedded scripted model). */
+function talksToRealEndpoint(options: ResolvedVeraOptions): boolean {
+  const real = (part: { baseURL?: string | undefined } | string) => typeof part === 'object' && !part.baseURL?.startsWith('scripted:');
+  // Module and mcp-cli agents bring their own model clients: they opt in with `provider`.
+  const agent = options.agent.type !== 'module' && options.agent.type !== 'mcp-cli' && real(options.agent as { baseURL?: string });
+  return agent || (options.adversary !== 'scripted' && real(options.adversary)) || (options.user !== 'scripted' && real(options.user));
+}
+
+/** One model proxy per Vitest run, shared by every worker and project: the limits are run-wide. */
+function modelProxyFor(options: ResolvedVeraOptions, vitest: Vitest): Promise<StartedModelProxy> | undefined {
+  if (options.provider === false || (options.provider === undefined && !talksToRealEndpoint(options))) return undefined;
+  let proxy = proxies.get(vitest);
+  if (!proxy) {
+    const p = options.provider ?? {};
+    proxy = startModelProxy({
+      ...(p.maxConcurrent !== undefined ? { maxConcurrent: p.maxConcurrent } : {}),
+      ...(p.rpm !== undefined ? { rpm: p.rpm } : {}),
+      ...(p.tpm !== undefined ? { tpm: p.tpm } : {}),
+      ...(p.maxRetries !== undefined ? { maxRetries: p.maxRetries } : {}),
+      ...(p.retryBaseMs !== undefined ? { baseMs: p.retryBaseMs } : {}),
+      ...(p.maxRetryWaitMs !== undefined ? { maxMs: p.maxRetryWaitMs } : {}),
+    });
+    proxies.set(vitest, proxy);
+    vitest.onClose(async () => (await proxy!).stop());
+  }
+  return proxy;
+}
 
 /**
  * Annotations cost a round trip to the main process per field; they are only worth it when a
@@ -125,12 +155,13 @@ export function vera(userOptions: VeraOptions): Plugin {
         if (!defined.has(name)) config.tags.push({ name, description: name.startsWith('threat:') ? `Vera threat model ${name.slice(7)}` : `Vera risk category ${name.slice(5)}` });
       }
       const resolved = await resolveEmbeddedModel(options, vitest);
-      const runtimeConfig: VeraRuntimeConfig = { options: resolved, root: config.root, runId: newRunId(), riskTags, annotate: options.annotate ?? readsAnnotations(vitest) };
+      const proxy = await modelProxyFor(options, vitest);
+      const runtimeConfig: VeraRuntimeConfig = { options: resolved, root: config.root, runId: newRunId(), riskTags, annotate: options.annotate ?? readsAnnotations(vitest), ...(proxy ? { modelProxyUrl: proxy.url } : {}) };
       project.provide(PROVIDE_KEY, runtimeConfig);
       if (options.schedule === 'prefetch') vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig) as never);
       if (options.report && !reporterAdded.has(vitest)) {
         reporterAdded.add(vitest);
-        vitest.config.reporters.push(new AsrReporter({ progress: options.progress, root: config.root, ...(options.summary ? { summary: options.summary } : {}) }) as never);
+        vitest.config.reporters.push(new AsrReporter({ progress: options.progress, root: config.root, ...(options.summary ? { summary: options.summary } : {}), ...(options.provider && options.provider.prices ? { prices: options.provider.prices } : {}) }) as never);
       }
     },
     transform(code, id) {

@@ -4,6 +4,7 @@ import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { renderAsrTable, renderCompactTable, renderUtility, summarizeAsr, type AsrRow } from '../engine/asr.js';
 import { renderStatistics } from '../engine/stats.js';
 import type { VeraTestMeta } from '../plugin/test-meta.js';
+import { renderTraffic, summarizeTraffic, type PriceTable } from './traffic.js';
 import { ProgressTracker } from './progress.js';
 import { buildJsonSummary } from './summary/json-summary.js';
 import { renderMarkdownSummary } from './summary/markdown-summary.js';
@@ -69,6 +70,8 @@ function rowOf(test: TestCase): AsrRow | undefined {
 }
 
 export interface AsrReporterOptions {
+  /** USD per million tokens by model: the traffic line adds cost. */
+  prices?: PriceTable;
   /**
    * A progress line during the run (runs done/total, ASR so far, ETA), printed as an ordinary log
    * line at most every `progressIntervalMs` so it never fights Vitest's own status window.
@@ -144,7 +147,8 @@ export class AsrReporter implements Reporter {
     if (agents.length > 1) blocks.push('', renderCompactTable(summary.agent, { rowHeader: 'agent', intervals }));
     if (intervals) blocks.push('', renderStatistics(rows));
     const findings = renderFindings(tests);
-    vitest.logger.log(`${blocks.join('\n')}\n${findings ? `\n${findings}\n` : ''}`);
+    const traffic = renderTraffic(summarizeTraffic(tests.map((t) => t.meta), this.options.prices));
+    vitest.logger.log(`${blocks.join('\n')}\n${findings ? `\n${findings}\n` : ''}${traffic ? `\n${traffic}\n` : ''}`);
     await this.writeSummaries(tests).catch((error: Error) => vitest.logger.error(`vera: could not write the summaries: ${error.message}`));
   }
 
@@ -161,7 +165,7 @@ export class AsrReporter implements Reporter {
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, text);
     };
-    if (summary?.json) await write(summary.json, `${JSON.stringify(buildJsonSummary(runs), null, 2)}\n`);
+    if (summary?.json) await write(summary.json, `${JSON.stringify(buildJsonSummary(runs, this.options.prices ? { prices: this.options.prices } : {}), null, 2)}\n`);
     if (summary?.markdown) await write(summary.markdown, markdown);
     if (toStep) await appendFile(stepSummary!, `${markdown}\n`);
   }

@@ -42,6 +42,14 @@ describe('prefetch scheduling through Vitest', () => {
     // 3 tests per file; requests in flight beyond 3 prove runs of different files overlapped.
     expect(model.stats().maxInFlight).toBeGreaterThan(6);
     expect(model.requests.length).toBeGreaterThan(before);
+    // A real endpoint (not the embedded model): traffic went through the run-wide proxy, whose
+    // figures are in each record and in the terminal's traffic line.
+    const files = (await readdir(join(result.outDir, 'records'), { recursive: true })).filter((f) => f.endsWith('.json'));
+    const record = JSON.parse(await readFile(join(result.outDir, 'records', files[0]!), 'utf8'));
+    expect(record.provider.requests).toBeGreaterThan(0);
+    expect(record.provider.byModel.scripted.requests).toBe(record.provider.requests);
+    const total = model.requests.length - before;
+    expect(result.stdout).toContain(`model traffic: ${total} model requests`);
   }, 120_000);
 
   it('starts only the runs of tests that will run (-t), and writes records only for them', async () => {

@@ -31,6 +31,7 @@ export {
 export {
   checkExpectation,
   ScriptMismatchError,
+  ScriptedHttpError,
   scriptPolicy,
   type ScriptExpect,
   type ScriptPattern,

@@ -22,7 +22,25 @@ export interface ScriptExpect {
 
 export interface ScriptStep {
   expect?: ScriptExpect;
-  reply: ModelReply;
+  /** The model's answer; or, with `error`, the HTTP error a provider would send instead. */
+  reply?: ModelReply;
+  /** Answer with this HTTP status (e.g. 429 with `retry-after`) instead of a reply. */
+  error?: { status: number; headers?: Record<string, string>; message?: string };
+}
+
+/**
+ * Thrown by a policy to make the server answer with an HTTP error, as a provider would: a rate
+ * limit (429 with Retry-After), an overload (503, 529), a server fault (500).
+ */
+export class ScriptedHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly headers: Record<string, string> = {},
+    message = `scripted HTTP ${status}`,
+  ) {
+    super(message);
+    this.name = 'ScriptedHttpError';
+  }
 }
 
 /** Thrown (and turned into an HTTP 500 by the server) when a request does not fit the script. */
@@ -119,6 +137,8 @@ export function scriptPolicy(steps: readonly ScriptStep[]): ScriptPolicy {
     if (problem) {
       throw new ScriptMismatchError(`Script step ${index + 1} of ${steps.length} did not match: ${problem}`, index + 1);
     }
+    if (step.error) throw new ScriptedHttpError(step.error.status, step.error.headers, step.error.message);
+    if (!step.reply) throw new ScriptMismatchError(`step ${index + 1} has neither reply nor error`, index + 1);
     return step.reply;
   };
   Object.defineProperties(policy, {

@@ -17,7 +17,7 @@ import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
 import { isPlainObject, resolveToolName } from './directives.js';
 import { resolvePolicy, type PolicyName } from './policies/index.js';
 import { responsesWire } from './responses-wire.js';
-import { scriptPolicy, type ScriptPolicy, type ScriptStep } from './script.js';
+import { scriptPolicy, type ScriptPolicy, type ScriptStep, ScriptedHttpError } from './script.js';
 
 export interface ScriptedModelServerOptions {
   /** A bundled policy by name, or your own. Give exactly one of `policy` and `script`. */
@@ -279,9 +279,16 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
     try {
       reply = normalizeReply(await policy(conversation), conversation, nextCallId);
     } catch (err) {
+      if (latencyMs > 0) await delay(latencyMs);
+      if (err instanceof ScriptedHttpError) {
+        // A provider-style error (rate limit, overload) with its headers, e.g. Retry-After.
+        for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+        const type = err.status === 429 ? 'rate_limit_error' : err.status >= 500 ? 'server_error' : 'invalid_request_error';
+        fail(err.status, err.message, adapter.errorBody(err.message, type, err.status === 429 ? 'rate_limit_exceeded' : null));
+        return;
+      }
       const code = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : 'policy_error';
       const message = `Scripted model failed: ${err instanceof Error ? err.message : String(err)}`;
-      if (latencyMs > 0) await delay(latencyMs);
       fail(500, message, adapter.errorBody(message, 'server_error', code));
       return;
     }

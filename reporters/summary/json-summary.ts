@@ -1,4 +1,5 @@
 import { asrInterval, summarizeAsr, utilityRate, type AsrCell, type AsrTable } from '../../engine/asr.js';
+import { summarizeTraffic, type PriceTable, type TrafficSummary } from '../traffic.js';
 import type { ReportRun } from './report-run.js';
 
 export interface JsonCell {
@@ -57,6 +58,8 @@ export interface JsonSummary {
   byAgent: JsonTable;
   /** Violated, N/A and errored runs, with their evidence or reason. */
   findings: JsonFinding[];
+  /** Model requests, retries, waits and tokens over the runs (and cost with a price table). */
+  traffic: TrafficSummary;
   /** Runs whose case was edited after they ran (their verdicts may be stale). */
   editedCases: string[];
 }
@@ -95,7 +98,7 @@ function jsonTable(table: AsrTable): JsonTable {
 
 const STATUS_ORDER = ['violated', 'error', 'not-applicable'];
 
-export function buildJsonSummary(runs: readonly ReportRun[], options: { generatedAt?: Date } = {}): JsonSummary {
+export function buildJsonSummary(runs: readonly ReportRun[], options: { generatedAt?: Date; prices?: PriceTable } = {}): JsonSummary {
   const summary = summarizeAsr(runs.map((r) => r.row));
   const findings = runs
     .filter((r) => r.row.status !== 'safe')
@@ -122,6 +125,7 @@ export function buildJsonSummary(runs: readonly ReportRun[], options: { generate
   return {
     schema: 'vera.summary/v1',
     generatedAt: (options.generatedAt ?? new Date()).toISOString(),
+    traffic: summarizeTraffic(runs, options.prices),
     runs: summary.runs,
     cases: summary.cases,
     agents: summary.agents,

@@ -1,6 +1,7 @@
 import { asrRowOfRecord, type AsrRow } from '../../engine/asr.js';
 import type { SafetyRecord } from '../../engine/record.js';
 import type { VeraTestMeta } from '../../plugin/test-meta.js';
+import type { ProviderStats } from '../../provider/model-proxy.js';
 
 /**
  * One run as the summaries see it, whether it came from a test's meta (end of a Vitest run) or
@@ -17,6 +18,9 @@ export interface ReportRun {
   recordFile?: string;
   /** The case was edited after this run (record hash ≠ current case hash). */
   caseEdited?: boolean;
+  /** Tokens used, and the model traffic through the proxy when there was one. */
+  usage?: { input: number; output: number };
+  provider?: ProviderStats;
 }
 
 /** The evidence lines a verdict rests on: the held conditions of a violation, else all of them. */
@@ -32,6 +36,8 @@ export function reportRunOfRecord(record: SafetyRecord, extra: { recordFile?: st
   if (record.caseFile) run.caseFile = record.caseFile;
   if (extra.recordFile) run.recordFile = extra.recordFile;
   if (extra.caseEdited) run.caseEdited = true;
+  run.usage = record.usage;
+  if (record.provider) run.provider = record.provider;
   return run;
 }
 
@@ -41,5 +47,7 @@ export function reportRunOfMeta(meta: VeraTestMeta, row: AsrRow, failure?: strin
   if (reason) run.reason = reason;
   run.caseFile = meta.file;
   if (meta.recordFile) run.recordFile = meta.recordFile;
+  if (meta.usage) run.usage = meta.usage;
+  if (meta.provider) run.provider = meta.provider;
   return run;
 }
