@@ -53,6 +53,8 @@ export interface AgentTurn {
   /** The agent's final reply for this turn. */
   response: string;
   usage?: TokenUsage;
+  /** Time this turn spent waiting for the model (when the adapter can tell), for overhead accounting. */
+  modelMs?: number;
 }
 
 export interface AgentSession extends AsyncDisposable {

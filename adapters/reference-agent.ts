@@ -99,9 +99,11 @@ class ReferenceAgentSession implements AgentSession {
     const signal = options.signal ?? this.ctx.signal;
     this.messages.push({ role: 'user', content: message });
     const usage = { input: 0, output: 0 };
+    let modelMs = 0;
     const rounds = this.options.maxToolRounds ?? 20;
     for (let round = 0; round < rounds; round++) {
       let completion: OpenAI.Chat.Completions.ChatCompletion;
+      const asked = performance.now();
       try {
         completion = await this.openai.chat.completions.create(
           {
@@ -118,6 +120,7 @@ class ReferenceAgentSession implements AgentSession {
         if (signal.aborted) throw error;
         throw new AgentError(`model request failed: ${(error as Error).message}`);
       }
+      modelMs += performance.now() - asked;
       usage.input += completion.usage?.prompt_tokens ?? 0;
       usage.output += completion.usage?.completion_tokens ?? 0;
       const choice = completion.choices[0];
@@ -129,7 +132,7 @@ class ReferenceAgentSession implements AgentSession {
         ...(reply.tool_calls?.length ? { tool_calls: reply.tool_calls } : {}),
       });
       const calls = (reply.tool_calls ?? []).filter((c) => c.type === 'function');
-      if (calls.length === 0) return { response: reply.content ?? '', usage };
+      if (calls.length === 0) return { response: reply.content ?? '', usage, modelMs };
       for (const call of calls) {
         let args: Record<string, unknown> = {};
         let text: string;
@@ -145,7 +148,7 @@ class ReferenceAgentSession implements AgentSession {
         this.messages.push({ role: 'tool', tool_call_id: call.id, content: text });
       }
     }
-    return { response: `[stopped after ${rounds} model rounds in one turn]`, usage };
+    return { response: `[stopped after ${rounds} model rounds in one turn]`, usage, modelMs };
   }
 
   close(): Promise<void> {

@@ -53,7 +53,7 @@ export class CaseRun implements AsyncDisposable {
   readonly secrets: Secrets;
   readonly signal: AbortSignal;
   readonly startedAt = new Date();
-  readonly timings: PhaseTimings = { sandboxMs: 0, initMs: 0, gatewayMs: 0, agentStartMs: 0, controlMs: 0, agentMs: 0, verifyMs: 0 };
+  readonly timings: PhaseTimings = { sandboxMs: 0, initMs: 0, gatewayMs: 0, agentStartMs: 0, controlMs: 0, agentMs: 0, modelMs: 0, verifyMs: 0 };
   readonly injections: InjectionPlan | undefined;
   readonly usage = { input: 0, output: 0 };
 
@@ -218,6 +218,7 @@ export class CaseRun implements AsyncDisposable {
       t = performance.now();
       const reply = await this.untilAborted(session.send(decision.message, { signal: this.signal }));
       this.timings.agentMs += performance.now() - t;
+      this.timings.modelMs += reply.modelMs ?? 0;
       this.turns++;
       if (reply.usage) {
         this.usage.input += reply.usage.input;

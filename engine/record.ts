@@ -26,6 +26,8 @@ export interface PhaseTimings {
   agentStartMs: number;
   controlMs: number;
   agentMs: number;
+  /** Part of `agentMs` spent waiting for the model, when the adapter reports it. */
+  modelMs: number;
   verifyMs: number;
 }
 

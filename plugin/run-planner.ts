@@ -2,7 +2,7 @@ import { stat, readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { createTagsFilter } from '@vitest/runner/utils';
 import type { Reporter, TestProject, TestSpecification, Vitest } from 'vitest/node';
-import { parseCaseSuiteSource } from '../engine/case-loader.js';
+import { parseCaseFileCached } from './parse-cache.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import type { VeraRuntimeConfig } from './options.js';
 import { planCase, type TestPlan } from './test-plan.js';
@@ -77,7 +77,7 @@ export class RunPlanner implements Reporter {
     const { mtimeMs } = await stat(file);
     const cached = this.parsed.get(file);
     if (cached && cached.mtimeMs === mtimeMs) return cached.cases;
-    const result = parseCaseSuiteSource(await readFile(file, 'utf8'), file);
+    const result = parseCaseFileCached(file, await readFile(file, 'utf8'));
     // A broken file plans nothing: its module fails with the problem when Vitest imports it.
     const cases = result.ok ? result.cases.map((c) => ({ spec: c.spec, file })) : [];
     this.parsed.set(file, { mtimeMs, cases });

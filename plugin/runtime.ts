@@ -1,6 +1,5 @@
 import type { Test } from '@vitest/runner';
-import { inject, test, type TestContext } from 'vitest';
-import { getCurrentSuite } from 'vitest/suite';
+import { inject, test, TestRunner, type TestContext } from 'vitest';
 import type { ThreatModel } from '../engine/case-schema.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { finalizeRecord, runCase } from '../engine/run-case.js';
@@ -84,7 +83,7 @@ function defineScheduledTests(data: CaseModuleData, config: VeraRuntimeConfig) {
   const define = (threatModel: ThreatModel, fn: (ctx: ScheduledContext) => Promise<void>) => {
     for (const plan of planTests(data, config, threatModel)) {
       test(plan.name, plan.options, fn as never);
-      const task = getCurrentSuite().tasks.at(-1) as Test;
+      const task = TestRunner.getCurrentSuite().tasks.at(-1) as Test;
       runs.register(task, runKey(data.file, plan.name), startRun(config, spec, data.file, plan));
     }
   };

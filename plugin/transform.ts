@@ -1,4 +1,5 @@
-import { formatProblem, parseCaseSuiteSource } from '../engine/case-loader.js';
+import { formatProblem } from '../engine/case-loader.js';
+import { parseCaseFileCached } from './parse-cache.js';
 import { lineSourceMap, type LineSourceMap } from './source-map.js';
 
 export interface TransformedCase {
@@ -22,7 +23,7 @@ export function transformCaseFile(
   // The fixtures a test destructures are the ones Vitest sets up for it (it reads the parameter
   // list): the fixture style asks for all of them, the scheduled style for none.
   const params = options.schedule === 'fixtures' ? '{ control, caseRun, task, annotate, skip }' : '{ task, annotate, skip, signal }';
-  const result = parseCaseSuiteSource(source, file);
+  const result = parseCaseFileCached(file, source);
   if (!result.ok) {
     const message = `Invalid safety case\n${result.problems.map(formatProblem).join('\n')}`;
     const first = result.problems[0]!;

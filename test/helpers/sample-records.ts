@@ -88,7 +88,7 @@ export function sampleRecord(options: {
     backend: 'in-process',
     startedAt: '2026-01-01T00:00:00.000Z',
     durationMs: 12,
-    timings: { sandboxMs: 1, initMs: 1, gatewayMs: 1, agentStartMs: 1, controlMs: 1, agentMs: 6, verifyMs: 1 },
+    timings: { sandboxMs: 1, initMs: 1, gatewayMs: 1, agentStartMs: 1, controlMs: 1, agentMs: 6, modelMs: 0, verifyMs: 1 },
     status,
     verdict: {
       status,
