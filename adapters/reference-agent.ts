@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { defaultOpenAIBaseURL } from '../provider/model-route.js';
+import { sharedSchemaValidator } from '../sandbox/gateway/schema-validator.js';
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
 
 export interface ReferenceAgentOptions {
@@ -64,7 +65,7 @@ class ReferenceAgentSession implements AgentSession {
   private constructor(
     private readonly options: ReferenceAgentOptions,
     private readonly ctx: AgentStartContext,
-    private readonly mcp: Client,
+    private readonly mcp: Client | undefined,
     private readonly tools: ChatCompletionTool[],
     private readonly openai: OpenAI,
   ) {
@@ -72,7 +73,14 @@ class ReferenceAgentSession implements AgentSession {
   }
 
   static async start(options: ReferenceAgentOptions, ctx: AgentStartContext): Promise<ReferenceAgentSession> {
-    const mcp = new Client({ name: 'vera-reference-agent', version: '0.1.0' });
+    // Through the run's model proxy when there is one (it limits, retries and counts the run's
+    // traffic), with a client of its own; else one shared client per endpoint.
+    const client = ctx.modelBaseURL
+      ? openAIClient({ ...options, baseURL: ctx.modelBaseURL(defaultOpenAIBaseURL(options.baseURL)), maxRetries: options.maxRetries ?? 0, cache: false })
+      : openAIClient(options);
+    // A case without environments offers no tools: there is nothing to connect to.
+    if (ctx.tools.length === 0) return new ReferenceAgentSession(options, ctx, undefined, [], client);
+    const mcp = new Client({ name: 'vera-reference-agent', version: '0.1.0' }, { jsonSchemaValidator: sharedSchemaValidator });
     try {
       const mode = options.mcpTransport ?? 'auto';
       if (mode === 'in-memory' && !ctx.connectMcpInMemory) throw new Error('mcpTransport "in-memory" needs a gateway in this process');
@@ -83,11 +91,6 @@ class ReferenceAgentSession implements AgentSession {
         type: 'function',
         function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema as Record<string, unknown> },
       }));
-      // Through the run's model proxy when there is one (it limits, retries and counts the run's
-      // traffic), with a client of its own; else one shared client per endpoint.
-      const client = ctx.modelBaseURL
-        ? openAIClient({ ...options, baseURL: ctx.modelBaseURL(defaultOpenAIBaseURL(options.baseURL)), maxRetries: options.maxRetries ?? 0, cache: false })
-        : openAIClient(options);
       return new ReferenceAgentSession(options, ctx, mcp, tools, client);
     } catch (error) {
       await mcp.close().catch(() => {});
@@ -138,6 +141,7 @@ class ReferenceAgentSession implements AgentSession {
         let text: string;
         try {
           args = call.function.arguments ? (JSON.parse(call.function.arguments) as Record<string, unknown>) : {};
+          if (!this.mcp) throw new Error(`no tool named ${call.function.name} is available`);
           const result = await this.mcp.callTool({ name: call.function.name, arguments: args }, undefined, { signal: AbortSignal.any([signal]) });
           const content = (result.content as Array<{ type: string; text?: string }> | undefined) ?? [];
           text = content.map((c) => (c.type === 'text' ? (c.text ?? '') : `[${c.type}]`)).join('\n');
@@ -154,7 +158,7 @@ class ReferenceAgentSession implements AgentSession {
   close(): Promise<void> {
     this.closed ??= (async () => {
       try {
-        await this.mcp.close();
+        await this.mcp?.close();
       } catch {
         // The gateway may already be gone; closing must never throw.
       }

@@ -1,5 +1,6 @@
 import type { AgentAdapter } from '../adapters/adapter.js';
-import { adversarialUser, type SafetyCase, type StrategyId, type ThreatModel } from '../engine/case-schema.js';
+import { adversarialUser, type StrategyId, type ThreatModel } from '../engine/case-helpers.js';
+import type { SafetyCase } from '../engine/case-schema.js';
 import type { SafetyRecord } from '../engine/record.js';
 import { runCaseRepeats } from '../engine/repeats.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';

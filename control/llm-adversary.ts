@@ -1,4 +1,4 @@
-import { injectionRuleId, type StrategyId } from '../engine/case-schema.js';
+import { injectionRuleId, type StrategyId } from '../engine/case-helpers.js';
 import type { ToolCallEvent, TrajectoryEvent } from '../engine/trajectory.js';
 import { toText } from '../engine/json.js';
 import type { ControlAgent, ControlContext, ControlDecision, ControlExchange, ControlObservation, ControlSession, StrategySwitch } from './control.js';

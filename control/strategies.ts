@@ -1,4 +1,5 @@
-import { strategyIds, type SafetyCase, type StrategyId } from '../engine/case-schema.js';
+import { strategyIds, type StrategyId } from '../engine/case-helpers.js';
+import type { SafetyCase } from '../engine/case-schema.js';
 
 export { strategyIds, type StrategyId };
 

@@ -1,24 +1,15 @@
 import { z } from 'zod';
 import { fieldConditions, predicate } from './predicate-schema.js';
 import { parsePath } from './paths.js';
+import { injectsToolResults, strategyIds, threatModels } from './case-helpers.js';
 
 /**
  * The case format, v1. One YAML file holds one case; docs/case-format.md documents every field.
  * Schemas first, types inferred: everything downstream reads `SafetyCase`.
  */
 
-export const threatModels = ['benign', 'single-channel', 'multi-channel', 'indirect'] as const;
+export { threatModels, strategyIds, injectsToolResults, adversarialUser, environmentsOf, injectionRuleId, type ThreatModel, type StrategyId } from './case-helpers.js';
 export const threatModel = z.enum(threatModels);
-export type ThreatModel = z.infer<typeof threatModel>;
-
-/** Threat models whose gateway applies the case's injection rules. */
-export function injectsToolResults(model: ThreatModel): boolean {
-  return model === 'multi-channel' || model === 'indirect';
-}
-/** Threat models whose user messages come from the adversary. */
-export function adversarialUser(model: ThreatModel): boolean {
-  return model === 'single-channel' || model === 'multi-channel';
-}
 
 const id = z
   .string()
@@ -32,17 +23,7 @@ const taxonomyRef = z
  * The LLM adversary's built-in strategies (docs/threat-models.md). Each has its own prompt
  * guidance in `control/strategies.ts`; a case may pin its own sequence in `attack.strategies`.
  */
-export const strategyIds = [
-  'direct-request',
-  'role-play',
-  'authority-impersonation',
-  'task-decomposition',
-  'gradual-escalation',
-  'encoding-obfuscation',
-  'payload-splitting',
-] as const;
 export const strategyId = z.enum(strategyIds);
-export type StrategyId = z.infer<typeof strategyId>;
 
 /**
  * What the honest user knows beyond the task, so the benign user simulator can answer the
@@ -178,10 +159,4 @@ export const safetyCase = z
 export type SafetyCase = z.infer<typeof safetyCase>;
 export type SafetyCaseInput = z.input<typeof safetyCase>;
 
-export function environmentsOf(c: SafetyCase): string[] {
-  return c.environments ?? [c.taxonomy.environment.split('/')[0]!];
-}
 
-export function injectionRuleId(rule: InjectionRule, index: number): string {
-  return rule.id ?? `${rule.tool}#${index}`;
-}

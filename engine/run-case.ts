@@ -4,7 +4,8 @@ import type { ControlAgent } from '../control/control.js';
 import { scriptedAdversary } from '../control/scripted-adversary.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
-import { adversarialUser, type SafetyCase, type ThreatModel } from './case-schema.js';
+import { adversarialUser, type ThreatModel } from './case-helpers.js';
+import type { SafetyCase } from './case-schema.js';
 import { CaseRun, type CaseRunOptions } from './case-run.js';
 import { writeRecord, type SafetyRecord } from './record.js';
 

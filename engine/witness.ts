@@ -1,7 +1,8 @@
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { ToolGateway } from '../sandbox/gateway/tool-gateway.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
-import { environmentsOf, type SafetyCase, type Witness } from './case-schema.js';
+import { environmentsOf } from './case-helpers.js';
+import type { SafetyCase, Witness } from './case-schema.js';
 import { fillSecrets, generateSecrets } from './secrets.js';
 import { Trajectory } from './trajectory.js';
 import { evaluatePredicate, type CustomCheck, type PredicateResult } from './verifier.js';

@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { expect, inject, type TestContext } from 'vitest';
 import type { SafetyCase } from '../engine/case-schema.js';
 import type { SafetyRecord } from '../engine/record.js';
-import { PROVIDE_KEY, type VeraRuntimeConfig } from './options.js';
+import type { VeraRuntimeConfig } from './options.js';
+import { PROVIDE_KEY } from './provide-key.js';
 import { VeraRunError } from './test-meta.js';
 export { planTests, type TestPlan } from './test-plan.js';
 

@@ -218,4 +218,4 @@ export interface VeraRuntimeConfig {
   modelProxyUrl?: string;
 }
 
-export const PROVIDE_KEY = 'vera';
+export { PROVIDE_KEY } from './provide-key.js';

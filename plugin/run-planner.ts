@@ -5,16 +5,10 @@ import type { Reporter, TestProject, TestSpecification, Vitest } from 'vitest/no
 import { parseCaseFileCached } from './parse-cache.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import type { VeraRuntimeConfig } from './options.js';
+import { PLAN_KEY, type RunPlan } from './run-plan.js';
 import { planCase, type TestPlan } from './test-plan.js';
 
-export const PLAN_KEY = 'vera:plan';
-
-/** The runs of one test run, in Vitest's order, that the worker's scheduler may start ahead. */
-export interface RunPlan {
-  /** Changes with every test run (a watch rerun is a new plan). */
-  generation: number;
-  files: Array<{ file: string; cases: Array<{ spec: SafetyCase; tests: Array<Omit<TestPlan, 'options'>> }> }>;
-}
+export { PLAN_KEY, type RunPlan } from './run-plan.js';
 
 const CASE_FILE = /\.case\.ya?ml$/;
 

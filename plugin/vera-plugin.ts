@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'vite';
 // Brings in Vitest's augmentation of Vite's Plugin type (the `configureVitest` hook).
@@ -14,6 +15,10 @@ import { RunPlanner } from './run-planner.js';
 import { transformCaseFile } from './transform.js';
 
 const CASE_FILE = /\.case\.ya?ml$/;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 /** The runtime module generated tests import: the .ts source in this repo, the .js build when installed. */
 function runtimeModulePath(): string {
@@ -135,6 +140,13 @@ export function vera(userOptions: VeraOptions): Plugin {
   return {
     name: 'vera',
     enforce: 'pre',
+    config() {
+      // The built runtime is plain ESM: workers import it natively, as any installed dependency,
+      // instead of sending each of its modules through Vite's transform pipeline. (Set here,
+      // before Vitest builds its resolver; from the repository's TS sources it cannot be.)
+      if (!runtime.endsWith('.js')) return undefined;
+      return { test: { server: { deps: { external: [new RegExp(`^${escapeRegExp(dirname(dirname(runtime)))}/`)] } } } };
+    },
     async configureVitest({ vitest, project }) {
       const config = project.config;
       // A project that runs only cases (its own include was empty) is tuned for them: every case

@@ -9,7 +9,6 @@ import type { JsonObject, JsonValue } from '../../engine/json.js';
 import type { EgressRecord } from '../../engine/trajectory.js';
 import type { EnvironmentDefinition, EnvironmentInstance, ToolSpec } from '../environment.js';
 import { ToolError } from '../environment.js';
-import { getEnvironment } from '../environments/index.js';
 import {
   InitScriptError,
   type SandboxBackend,
@@ -46,7 +45,10 @@ export class InProcessBackend implements SandboxBackend {
   constructor(private readonly options: InProcessBackendOptions = {}) {}
 
   async start(spec: SandboxSpec): Promise<StartedSandbox> {
-    const definitions = spec.environments.map((name) => this.options.environments?.[name] ?? getEnvironment(name));
+    // The built-in environments load on first use: a run without any (a conversation-only case)
+    // does not pay for nine schemas and a SQLite binding.
+    const builtin = spec.environments.some((name) => !this.options.environments?.[name]) ? await import('../environments/index.js') : undefined;
+    const definitions = spec.environments.map((name) => this.options.environments?.[name] ?? builtin!.getEnvironment(name));
     const workspace = new LazyWorkspace(join(this.options.tmpRoot ?? tmpdir(), `vera-${(spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40)}-`));
     const instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }> = [];
     try {

@@ -1,4 +1,5 @@
-import { injectionRuleId, type InjectionMode, type InjectionRule } from '../../engine/case-schema.js';
+import { injectionRuleId } from '../../engine/case-helpers.js';
+import type { InjectionMode, InjectionRule } from '../../engine/case-schema.js';
 import { isPlainObject, toText } from '../../engine/json.js';
 import { replaceAtPath } from '../../engine/paths.js';
 import { matchFields, type OperandScope } from '../../engine/value-matcher.js';

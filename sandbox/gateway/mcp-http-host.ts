@@ -3,9 +3,10 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { sharedSchemaValidator } from './schema-validator.js';
 import type { ToolGateway } from './tool-gateway.js';
 
 /** A gateway reachable over MCP streamable HTTP; `stop()` is idempotent. */
@@ -103,6 +104,8 @@ class McpHttpHost {
     if (sessionId !== undefined) return reply(res, 404, jsonRpcError('session not found'));
     if (!isInitializeRequest(body)) return reply(res, 400, jsonRpcError('the first request of a session must be initialize'));
 
+    // Loaded when the first agent connects over HTTP: in-process agents use the in-memory pair.
+    const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
@@ -119,7 +122,7 @@ class McpHttpHost {
 }
 
 function createMcpServer(gateway: ToolGateway): Server {
-  const server = new Server({ name: SERVER_NAME, version: '0.1.0' }, { capabilities: { tools: {} } });
+  const server = new Server({ name: SERVER_NAME, version: '0.1.0' }, { capabilities: { tools: {} }, jsonSchemaValidator: sharedSchemaValidator });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: gateway.tools().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as { type: 'object' } })),
   }));
