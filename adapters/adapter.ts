@@ -84,3 +84,8 @@ export class AgentError extends Error {
     this.name = 'AgentError';
   }
 }
+
+/** The base URL an agent should be given for `upstream`: through the run's model proxy when there is one. */
+export function modelEndpoint(ctx: Pick<AgentStartContext, 'modelBaseURL'>, upstream: string): string {
+  return ctx.modelBaseURL ? ctx.modelBaseURL(upstream) : upstream;
+}

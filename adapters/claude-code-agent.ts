@@ -1,4 +1,4 @@
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
 import { CLAUDE_CODE_PROGRAM, locateProgram } from './agent-programs.js';
@@ -103,7 +103,9 @@ export function claudeCodeAgent(options: ClaudeCodeAgentOptions = {}): AgentAdap
           ...(options.model ? ['--model', options.model] : []),
           ...(options.extraArgs ?? []),
         ];
-        const baseURL = options.baseURL ?? process.env.ANTHROPIC_BASE_URL;
+        // Through the run's model proxy when there is one (it needs an explicit upstream then).
+        const upstream = options.baseURL ?? process.env.ANTHROPIC_BASE_URL;
+        const baseURL = ctx.modelBaseURL ? modelEndpoint(ctx, upstream ?? 'https://api.anthropic.com') : upstream;
         const proc = startAgentProcess(spawn, 'claude', program, args, {
           cwd: ctx.workspace,
           env: {

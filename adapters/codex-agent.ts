@@ -1,4 +1,4 @@
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { AgentProcess, spawnerOf, startAgentProcess, type SpawnFn } from './agent-process.js';
 import { CODEX_PROGRAM, locateProgram } from './agent-programs.js';
@@ -27,8 +27,8 @@ const KEY_VAR = 'VERA_CODEX_API_KEY';
 const toml = (value: string) => JSON.stringify(value);
 
 /** The config.toml of one session: the provider, no approvals, the gateway as MCP server `vera`. */
-export function codexConfig(options: CodexAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName'>): string {
-  const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
+export function codexConfig(options: CodexAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'modelBaseURL'>): string {
+  const baseURL = modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1');
   const retries = options.maxRetries !== undefined ? `request_max_retries = ${options.maxRetries}\nstream_max_retries = ${options.maxRetries}\n` : '';
   return [
     `model = ${toml(options.model)}`,

@@ -1,4 +1,4 @@
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
 import { HERMES_PROGRAM, locateProgram } from './agent-programs.js';
@@ -23,9 +23,9 @@ export interface HermesAgentOptions {
 const KEY_VAR = 'OPENAI_API_KEY';
 
 /** `$HERMES_HOME/config.yaml`: the model and the gateway under `mcp_servers` (JSON is valid YAML). */
-export function hermesConfig(options: HermesAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName'>): string {
+export function hermesConfig(options: HermesAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'modelBaseURL'>): string {
   const config = {
-    model: { default: options.model, provider: options.provider ?? 'custom', base_url: options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1' },
+    model: { default: options.model, provider: options.provider ?? 'custom', base_url: modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1') },
     mcp_servers: { [ctx.gatewayName]: { url: ctx.gatewayUrl, enabled: true } },
   };
   return `# written by vera-safety for one test session\n${JSON.stringify(config, null, 2)}\n`;

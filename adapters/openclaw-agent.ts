@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { runHelper, spawnerOf, startAgentProcess, type AgentProcess, type SpawnFn } from './agent-process.js';
 import { locateProgram, NODE24_PROGRAM, OPENCLAW_PROGRAM } from './agent-programs.js';
@@ -26,13 +26,13 @@ export interface OpenClawAgentOptions {
 }
 
 /** The OpenClaw config of one session: one provider, no bootstrap files, no tool search, the gateway over MCP. */
-export function openClawConfig(options: OpenClawAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'workspace'>, apiKey: string) {
+export function openClawConfig(options: OpenClawAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'workspace' | 'modelBaseURL'>, apiKey: string) {
   return {
     models: {
       mode: 'replace',
       providers: {
         vera: {
-          baseUrl: options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+          baseUrl: modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1'),
           apiKey,
           api: options.api ?? 'openai-completions',
           models: [{ id: options.model, name: options.model, reasoning: false, input: ['text'], contextWindow: 128000, maxTokens: 8192 }],

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentAdapter } from '../adapters/adapter.js';
@@ -106,7 +107,16 @@ export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBacken
       }
       const { ContainerBackend } = await import('../sandbox/backends/container-backend.js');
       const container = config.options.container ?? {};
-      return new ContainerBackend({ ...container, mounts: (container.mounts ?? []).map((m) => ({ ...m, source: resolve(config.root, m.source) })) });
+      const mounts = (container.mounts ?? []).map((m) => ({ ...m, source: resolve(config.root, m.source) }));
+      // A CLI agent runs inside the container: its install folder goes in, read-only, unless
+      // the user mounted it already.
+      const agentType = config.options.agent.type;
+      if (agentType !== 'reference' && agentType !== 'module') {
+        const { agentInstallMount } = await import('../adapters/agent-programs.js');
+        const agents = agentInstallMount();
+        if (existsSync(agents.source) && !mounts.some((m) => m.target === agents.target)) mounts.push(agents);
+      }
+      return new ContainerBackend({ ...container, mounts });
     }
     return new InProcessBackend({ environments: await loadEnvironments(config.options.environments, config.root) });
   })();

@@ -3,6 +3,7 @@ import type { AgentAdapter } from '../../adapters/adapter.js';
 import type { ProgramSearch } from '../../adapters/agent-programs.js';
 import type { SafetyCase } from '../../engine/case-schema.js';
 import { runCase } from '../../engine/run-case.js';
+import { startModelProxy } from '../../provider/model-proxy.js';
 import { isRealUserMessage } from '../../testing/directives.js';
 import { startScriptedModelServer, type RecordedRequest, type StartedModelServer } from '../../testing/scripted-model-server.js';
 import { processStart, processTreeWithStart } from '../../adapters/process-tree.js';
@@ -75,6 +76,20 @@ export function defineAgentSuite(suite: AgentSuite): void {
       expect(calls.filter((c) => c.origin === 'agent')).toEqual([]);
       expect(record.usage.input).toBeGreaterThan(0);
       suite.checkRequests(naive.requests);
+    }, timeout);
+
+    it("through the run-wide model proxy: the program's model traffic is counted in the record", async () => {
+      await using proxy = await startModelProxy();
+      const before = naive.requests.length;
+      const { record } = await runCase({ spec, threatModel: 'benign', agent: suite.agent(naive), recordDir: false, modelProxyUrl: proxy.url });
+      expect(record.error).toBeUndefined();
+      const sent = naive.requests.slice(before);
+      expect(sent.filter((r) => r.conversation).length).toBeGreaterThan(0);
+      // Every request of the program to its model endpoint (probes included) went through the
+      // proxy, attributed to this run.
+      expect(record.provider?.requests).toBe(sent.length);
+      expect(record.provider!.usage.input).toBeGreaterThan(0);
+      expect(record.usage).toEqual(record.provider!.usage);
     }, timeout);
 
     it('multi-channel, guarded: ignores the injection and refuses the adversary → safe, two turns of one resumed session', async () => {

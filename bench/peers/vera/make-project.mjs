@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// Vera's side of the peer workload: writes a Vitest project into DIR with N safety cases, each
+// making exactly one model call (the reference agent, no tools) and checking that the reply
+// contains "pong case i". Usage: node make-project.mjs N PORT CONCURRENCY DIR REPO
+import { mkdirSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [n = '200', port = '8787', concurrency = '32', dir, repo] = process.argv.slice(2);
+if (!dir || !repo) throw new Error('usage: make-project.mjs N PORT CONCURRENCY DIR REPO');
+rmSync(join(dir, 'cases'), { recursive: true, force: true });
+mkdirSync(join(dir, 'cases'), { recursive: true });
+if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
+writeFileSync(join(dir, 'package.json'), '{"name":"peer-vera","private":true,"type":"module"}\n');
+
+// All N cases in one file (multi-document YAML), as evalite has all N rows in one eval file.
+const docs = [];
+for (let i = 0; i < Number(n); i++) {
+  docs.push(`id: case-${i}
+title: peer bench case ${i}
+goal: The agent's reply to "case ${i}" lacks the mock's "pong case ${i}".
+taxonomy: { risk: bench/reply, attack: none/plain, environment: none }
+environments: []
+task: "case ${i}"
+verifier: { not: { response: { contains: "pong case ${i}" } } }
+threatModels: [benign]
+witnesses:
+  violating: { responses: ["something else"] }
+  safe: { responses: ["pong case ${i}"] }
+`);
+}
+writeFileSync(join(dir, 'cases', 'peer.case.yaml'), docs.join('---\n'));
+writeFileSync(
+  join(dir, 'vitest.config.ts'),
+  `import { defineConfig } from 'vitest/config';
+import { vera } from ${JSON.stringify(join(repo, 'dist/plugin/index.js'))};
+
+export default defineConfig({
+  plugins: [
+    vera({
+      include: ['cases/*.case.yaml'],
+      agent: { type: 'reference', model: 'mock-model', baseURL: 'http://127.0.0.1:${port}/v1', maxRetries: 0 },
+      concurrency: ${Number(concurrency)},
+    }),
+  ],
+  test: { include: [] },
+});
+`,
+);

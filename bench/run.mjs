@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+// `npm run bench`: every performance measurement of the project in one invocation, printed as
+// tables and written to docs/performance.md (figures with ratios, and the command that made them).
+//   npm run bench                 full: peers N=200 × 3 rounds, scaling 100/400/1600, container
+//   npm run bench -- --quick      smaller: peers N=50 × 1 round, scaling 100/400
+// Each part runs as its own process; a part that cannot run here (no Docker) says why in the report.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const REPO = resolve(import.meta.dirname, '..');
+const quick = process.argv.includes('--quick');
+const out = mkdtempSync(join(tmpdir(), 'vera-bench-'));
+const tsx = join(REPO, 'node_modules/.bin/tsx');
+const started = new Date();
+
+function run(title, command, args, env = {}) {
+  console.log(`\n━━ ${title}\n$ ${[command, ...args].join(' ')}`);
+  const result = spawnSync(command, args, { cwd: REPO, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  process.stdout.write(result.stdout ?? '');
+  if (result.status !== 0) process.stderr.write(result.stderr ?? '');
+  return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
+}
+
+const build = run('build', 'npm', ['run', 'build']);
+if (!build.ok) process.exit(1);
+
+// 1. The peers' workload: Vera, evalite and promptfoo interleaved in one invocation.
+const peerEnv = quick ? { PERF_N: '50', PERF_REPEAT: '1' } : { PERF_N: '200', PERF_REPEAT: '3' };
+const peers = run('1. peer workload (N single-call cases, C = 32, latency 0 and 200 ms)', 'bash', ['bench/peers/run-peers.sh'], peerEnv);
+const summaryLines = peers.stdout.split('\n').filter((l) => /^L=\d+/.test(l));
+const resultsTsv = /# results: (\S+)/.exec(peers.stdout)?.[1];
+
+// 2. Harness overhead of the bundled cases, in process.
+const overheadJson = join(out, 'overhead.json');
+const overhead = run('2. harness overhead of the bundled cases (in-process, zero-latency model)', tsx, ['bench/harness-overhead.ts', '--rounds', quick ? '1' : '3', '--json', overheadJson]);
+
+// 3. Scaling through the Vitest CLI.
+const scalingJson = join(out, 'scaling.json');
+const scaling = run('3. scaling (Vitest CLI, 100 → 1600 case-runs)', tsx, ['bench/scaling.ts', '--sizes', quick ? '100,400' : '100,400,1600', '--json', scalingJson]);
+
+// 4. Container sandbox.
+const containerStart = run('4a. container sandbox start-up', tsx, ['bench/container-startup.ts', quick ? '3' : '9']);
+const throughputJson = join(out, 'container.json');
+const containerRate = containerStart.ok ? run('4b. container sandbox throughput', tsx, ['bench/container-throughput.ts', '--pools', '1,4', '--json', throughputJson]) : { ok: false, stderr: containerStart.stderr };
+
+// ---- docs/performance.md ----
+const read = (file) => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined);
+const o = read(overheadJson);
+const s = read(scalingJson);
+const c = read(throughputJson);
+const n = peerEnv.PERF_N;
+const lines = [];
+const p = (...l) => lines.push(...l);
+p(
+  '# Performance',
+  '',
+  `Measured by \`npm run bench${quick ? ' -- --quick' : ''}\` on ${started.toISOString().slice(0, 10)}: node ${process.version}, ${cpus().length} cores. Every figure below`,
+  'comes from that one invocation; compare ratios, not absolute times (the machine is shared and absolute',
+  'times drift by ±15% between invocations). The scripts are in `bench/`; each part can be run alone.',
+  '',
+  '## 1. The peers\' workload: Vera, evalite and promptfoo side by side',
+  '',
+  `\`bash bench/peers/run-peers.sh\` (PERF_N=${n}, C = 32): N cases that each make one model call to a mock OpenAI-compatible server on`,
+  'loopback and check the reply; the three tools run interleaved (rounds alternate A, B, C) inside a network',
+  'namespace, and the median of the rounds is reported. Vera runs the N cases as safety cases in one suite file',
+  '(the reference agent, no tools, a response check), through its Vitest plugin with the default settings',
+  '(scheduler, model proxy, records written).',
+  '',
+  '```',
+  ...(summaryLines.length ? summaryLines : ['(the peer run failed: see the output of npm run bench)']),
+  '```',
+  '',
+);
+if (resultsTsv) p(`Per-run results: \`${resultsTsv}\`.`, '');
+p(
+  '## 2. Harness overhead of a real case',
+  '',
+  '`npx tsx bench/harness-overhead.ts`: every bundled case × every threat model it lists, one at a time, through',
+  '`runCase` with the reference agent on a zero-latency scripted model. Overhead is a run\'s wall time minus the',
+  'time its agent waited for the model.',
+  '',
+);
+if (o) {
+  p(
+    '| | ms per case-run |',
+    '|---|---|',
+    `| wall time | ${o.perRun.wallMs.toFixed(2)} |`,
+    `| waiting for the model | ${o.perRun.modelMs.toFixed(2)} |`,
+    `| **harness overhead** (mean / median) | **${o.perRun.overheadMs.toFixed(2)}** / ${o.perRun.overheadMedianMs.toFixed(2)} |`,
+    `| multi-turn runs only (mean / median, ${o.multiTurn.runs} runs) | ${o.multiTurn.overheadMs.toFixed(2)} / ${o.multiTurn.overheadMedianMs.toFixed(2)} |`,
+    '',
+    '| phase | ms per case-run |',
+    '|---|---|',
+    ...Object.entries(o.phases).map(([k, v]) => `| ${k} | ${Number(v).toFixed(2)} |`),
+    '',
+    `32 at a time: ${o.runs} case-runs in ${(o.concurrent32.wallMs / 1000).toFixed(2)} s (${o.concurrent32.runsPerSecond.toFixed(0)} runs/s).`,
+    '',
+  );
+} else p('(not measured: see the output of npm run bench)', '');
+p('## 3. Scaling', '', '`npx tsx bench/scaling.ts`: N case-runs of a multi-turn email case (one suite file, 4 threat models per case) through the Vitest CLI, zero-latency embedded model, concurrency 32; peak memory is the summed RSS of the whole process tree.', '');
+if (s?.length) {
+  p('| case-runs | wall s | ms per run | peak MB | runs × | time × | memory × |', '|---|---|---|---|---|---|---|');
+  for (const r of s) p(`| ${r.runs} | ${r.wallS.toFixed(2)} | ${r.msPerRun.toFixed(2)} | ${r.peakMB.toFixed(0)} | ${(r.runs / s[0].runs).toFixed(0)} | ${(r.wallS / s[0].wallS).toFixed(2)} | ${(r.peakMB / s[0].peakMB).toFixed(2)} |`);
+  p('');
+} else p('(not measured)', '');
+p('## 4. Container sandbox', '', '`npx tsx bench/container-startup.ts` and `npx tsx bench/container-throughput.ts` (Docker and the `vera-sandbox` image; see README "Container sandbox").', '');
+if (containerStart.ok) p('```', ...containerStart.stdout.trim().split('\n'), '```', '');
+else p(`Not measured here: ${containerStart.stderr.trim().split('\n').at(-1)}`, '');
+if (c) {
+  p('| backend | runs at a time | seconds | runs/s |', '|---|---|---|---|');
+  for (const r of c.rows) p(`| ${r.backend} | ${r.concurrency} | ${r.seconds.toFixed(2)} | ${r.runsPerSecond.toFixed(1)} |`);
+  p('', `(${c.runs} case-runs: the bundled email and files cases × their threat models.)`, '');
+} else if (!containerRate.ok) p(`Throughput not measured: ${(containerRate.stderr ?? '').trim().split('\n').at(-1)}`, '');
+p(readFileSync(join(REPO, 'bench/performance-notes.md'), 'utf8'));
+writeFileSync(join(REPO, 'docs/performance.md'), `${lines.join('\n')}\n`);
+console.log(`\nwrote docs/performance.md (raw results in ${out})`);

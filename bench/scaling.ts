@@ -1,0 +1,76 @@
+/**
+ * Scaling: N case-runs (a bundled multi-turn email case, cloned into one suite file, × its four
+ * threat models) through the real Vitest CLI with the plugin, the reference agent and the
+ * embedded scripted model at zero latency. Wall time and the peak memory of the whole process
+ * tree must grow linearly or better. Usage: npx tsx bench/scaling.ts [--sizes 100,400,1600]
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const REPO = resolve(import.meta.dirname, '..');
+const args = process.argv.slice(2);
+const sizes = (args.includes('--sizes') ? args[args.indexOf('--sizes') + 1]! : '100,400,1600').split(',').map(Number);
+const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : undefined;
+
+async function project(runs: number): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), `vera-scale-${runs}-`));
+  await mkdir(join(dir, 'cases'));
+  await symlink(join(REPO, 'node_modules'), join(dir, 'node_modules'));
+  const source = await readFile(join(REPO, 'cases/email/forward-reset-code.case.yaml'), 'utf8');
+  const copies = Math.ceil(runs / 4);
+  const docs = Array.from({ length: copies }, (_, i) => source.replace('id: forward-reset-code', `id: forward-reset-code-${i}`));
+  await writeFile(join(dir, 'cases/scale.case.yaml'), docs.join('---\n'));
+  await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
+  await writeFile(
+    join(dir, 'vitest.config.ts'),
+    `import { defineConfig } from 'vitest/config';
+import { vera } from ${JSON.stringify(join(REPO, 'dist/plugin/index.js'))};
+export default defineConfig({
+  plugins: [vera({ include: ['cases/*.case.yaml'], agent: { type: 'reference', model: 'scripted', baseURL: 'scripted:naive' }, concurrency: 32 })],
+  test: { include: [] },
+});
+`,
+  );
+  return dir;
+}
+
+/** Runs the command, sampling the summed RSS of its process tree every 100 ms. */
+function measure(cwd: string): Promise<{ wallS: number; peakMB: number; tests: number; code: number | null }> {
+  return new Promise((done) => {
+    const started = performance.now();
+    // A bash parent (it does not exec the last command when another follows): the sampler counts
+    // its descendants — Vitest's main process and its workers.
+    const child = spawn('bash', ['-c', `"${process.execPath}" "${join(REPO, 'node_modules/vitest/vitest.mjs')}" run --reporter=json --outputFile.json=report.json; exit $?`], { cwd, stdio: 'ignore' });
+    const sampler = spawn(process.execPath, [join(REPO, 'bench/peers/treepeak.mjs'), String(child.pid), '100'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let sample = '';
+    sampler.stdout.on('data', (d: Buffer) => (sample += d.toString()));
+    child.on('close', (code) => {
+      const wallS = (performance.now() - started) / 1000;
+      sampler.on('close', async () => {
+        const kb = Number(/peak_tree_kb=(\d+)/.exec(sample)?.[1] ?? 0);
+        const report = JSON.parse(await readFile(join(cwd, 'report.json'), 'utf8')) as { numTotalTests: number };
+        done({ wallS, peakMB: kb / 1024, tests: report.numTotalTests, code });
+      });
+    });
+  });
+}
+
+const rows: Array<{ runs: number; wallS: number; msPerRun: number; peakMB: number }> = [];
+for (const n of sizes) {
+  const dir = await project(n);
+  try {
+    const m = await measure(dir);
+    if (m.tests !== Math.ceil(n / 4) * 4) throw new Error(`expected ${Math.ceil(n / 4) * 4} tests, got ${m.tests}`);
+    rows.push({ runs: m.tests, wallS: m.wallS, msPerRun: (m.wallS * 1000) / m.tests, peakMB: m.peakMB });
+    console.log(`${String(m.tests).padStart(5)} case-runs  ${m.wallS.toFixed(2).padStart(6)} s  ${((m.wallS * 1000) / m.tests).toFixed(2).padStart(6)} ms/run  peak ${m.peakMB.toFixed(0).padStart(5)} MB`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+const first = rows[0]!;
+for (const r of rows.slice(1)) {
+  console.log(`  ${r.runs}/${first.runs} = ${(r.runs / first.runs).toFixed(0)}× the runs: ${(r.wallS / first.wallS).toFixed(2)}× the time, ${(r.peakMB / first.peakMB).toFixed(2)}× the memory`);
+}
+if (jsonOut) await writeFile(jsonOut, `${JSON.stringify(rows, null, 2)}\n`);
