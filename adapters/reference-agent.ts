@@ -1,9 +1,7 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { defaultOpenAIBaseURL } from '../provider/model-route.js';
-import { sharedSchemaValidator } from '../sandbox/gateway/schema-validator.js';
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
 
 export interface ReferenceAgentOptions {
@@ -80,12 +78,20 @@ class ReferenceAgentSession implements AgentSession {
       : openAIClient(options);
     // A case without environments offers no tools: there is nothing to connect to.
     if (ctx.tools.length === 0) return new ReferenceAgentSession(options, ctx, undefined, [], client);
+    // The MCP client loads only when there are tools to call.
+    const [{ Client }, { sharedSchemaValidator }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('../sandbox/gateway/schema-validator.js'),
+    ]);
     const mcp = new Client({ name: 'vera-reference-agent', version: '0.1.0' }, { jsonSchemaValidator: sharedSchemaValidator });
     try {
       const mode = options.mcpTransport ?? 'auto';
       if (mode === 'in-memory' && !ctx.connectMcpInMemory) throw new Error('mcpTransport "in-memory" needs a gateway in this process');
       const useMemory = mode === 'in-memory' || (mode === 'auto' && ctx.connectMcpInMemory !== undefined);
-      await mcp.connect(useMemory ? await ctx.connectMcpInMemory!() : new StreamableHTTPClientTransport(new URL(ctx.gatewayUrl)));
+      const transport = useMemory
+        ? await ctx.connectMcpInMemory!()
+        : new (await import('@modelcontextprotocol/sdk/client/streamableHttp.js')).StreamableHTTPClientTransport(new URL(ctx.gatewayUrl));
+      await mcp.connect(transport);
       const listed = await mcp.listTools();
       const tools: ChatCompletionTool[] = listed.tools.map((t) => ({
         type: 'function',

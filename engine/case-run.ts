@@ -1,7 +1,7 @@
 import type { AgentAdapter, AgentSession } from '../adapters/adapter.js';
 import type { ControlAgent, ControlSession } from '../control/control.js';
 import { InjectionPlan } from '../sandbox/gateway/injection-plan.js';
-import { connectInMemory, startMcpGateway, type StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
+import type { StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
 import { ToolGateway } from '../sandbox/gateway/tool-gateway.js';
 import type { SandboxBackend, StartedSandbox } from '../sandbox/sandbox.js';
 import { adversarialUser, environmentsOf, injectsToolResults, type ThreatModel } from './case-helpers.js';
@@ -143,6 +143,8 @@ export class CaseRun implements AsyncDisposable {
       ...(this.injections ? { injections: this.injections } : {}),
       maxToolCalls: options.maxToolCalls ?? this.spec.budgets.toolCalls,
     });
+    // The MCP host (and the SDK behind it) loads with the first gateway of the process.
+    const { startMcpGateway } = await import('../sandbox/gateway/mcp-http-host.js');
     this.mcp = await startMcpGateway(this.gateway);
     this.timings.gatewayMs = performance.now() - t;
     return this.mcp;
@@ -164,7 +166,7 @@ export class CaseRun implements AsyncDisposable {
       },
       signal: this.signal,
       callTool: (name, args) => gateway.call(name, args),
-      connectMcpInMemory: () => connectInMemory(gateway),
+      connectMcpInMemory: async () => (await import('../sandbox/gateway/mcp-http-host.js')).connectInMemory(gateway),
       ...(this.route ? { modelBaseURL: this.route.baseURL } : {}),
       recordNative: (event) => {
         this.trajectory.add({ ...event, origin: 'agent' });

@@ -89,9 +89,23 @@ async function riskCategories(project: TestProject): Promise<string[]> {
 let reporterAdded = new WeakSet<Vitest>();
 const proxies = new WeakMap<Vitest, Promise<StartedModelProxy>>();
 
-/** Whether any model endpoint is a real one (not the embedded scripted model). */
-function talksToRealEndpoint(options: ResolvedVeraOptions): boolean {
-  const real = (part: { baseURL?: string | undefined } | string) => typeof part === 'object' && !part.baseURL?.startsWith('scripted:');
+/**
+ * Whether any model endpoint is a remote provider — where rate limits and transient errors live.
+ * The embedded scripted model and local servers (127.0.0.1, localhost) are not; the proxy is then
+ * off unless `provider` asks for it.
+ */
+export function talksToRemoteProvider(options: ResolvedVeraOptions): boolean {
+  const remote = (baseURL: string | undefined) => {
+    const url = baseURL ?? process.env.OPENAI_BASE_URL;
+    if (!url) return true; // the provider's own API
+    if (url.startsWith('scripted:')) return false;
+    try {
+      return !['127.0.0.1', 'localhost', '[::1]', '::1'].includes(new URL(url).hostname);
+    } catch {
+      return true;
+    }
+  };
+  const real = (part: { baseURL?: string | undefined } | string) => typeof part === 'object' && remote(part.baseURL);
   // Module and mcp-cli agents bring their own model clients: they opt in with `provider`.
   const agent = options.agent.type !== 'module' && options.agent.type !== 'mcp-cli' && real(options.agent as { baseURL?: string });
   return agent || (options.adversary !== 'scripted' && real(options.adversary)) || (options.user !== 'scripted' && real(options.user));
@@ -99,7 +113,7 @@ function talksToRealEndpoint(options: ResolvedVeraOptions): boolean {
 
 /** One model proxy per Vitest run, shared by every worker and project: the limits are run-wide. */
 function modelProxyFor(options: ResolvedVeraOptions, vitest: Vitest): Promise<StartedModelProxy> | undefined {
-  if (options.provider === false || (options.provider === undefined && !talksToRealEndpoint(options))) return undefined;
+  if (options.provider === false || (options.provider === undefined && !talksToRemoteProvider(options))) return undefined;
   let proxy = proxies.get(vitest);
   if (!proxy) {
     const p = options.provider ?? {};

@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 async function run(args: string[] = []): Promise<VitestRun> {
-  return runFixture({ root: dir, args, env: { FIXTURE_BASE_URL: model.url, FIXTURE_CONCURRENCY: '18' } });
+  return runFixture({ root: dir, args, env: { FIXTURE_BASE_URL: model.url, FIXTURE_CONCURRENCY: '18', FIXTURE_PROVIDER: '{"maxRetries":2}' } });
 }
 
 describe('prefetch scheduling through Vitest', () => {
@@ -42,8 +42,8 @@ describe('prefetch scheduling through Vitest', () => {
     // 3 tests per file; requests in flight beyond 3 prove runs of different files overlapped.
     expect(model.stats().maxInFlight).toBeGreaterThan(6);
     expect(model.requests.length).toBeGreaterThan(before);
-    // A real endpoint (not the embedded model): traffic went through the run-wide proxy, whose
-    // figures are in each record and in the terminal's traffic line.
+    // With `provider` set, traffic went through the run-wide proxy, whose figures are in each
+    // record and in the terminal's traffic line.
     const files = (await readdir(join(result.outDir, 'records'), { recursive: true })).filter((f) => f.endsWith('.json'));
     const record = JSON.parse(await readFile(join(result.outDir, 'records', files[0]!), 'utf8'));
     expect(record.provider.requests).toBeGreaterThan(0);

@@ -187,3 +187,23 @@ describe('traffic totals in reports', () => {
     expect(renderTraffic(s)).toContain('no price for b');
   });
 });
+
+describe('when the proxy is on by default', () => {
+  it('for remote providers, not for the embedded model or local servers', async () => {
+    const { talksToRemoteProvider } = await import('../plugin/vera-plugin.js');
+    const { veraOptions } = await import('../plugin/options.js');
+    const opts = (agent: object) => veraOptions.parse({ agent });
+    const saved = process.env.OPENAI_BASE_URL;
+    delete process.env.OPENAI_BASE_URL;
+    try {
+      expect(talksToRemoteProvider(opts({ type: 'reference', model: 'gpt-4o-mini' }))).toBe(true);
+      expect(talksToRemoteProvider(opts({ type: 'reference', model: 'm', baseURL: 'https://api.example.com/v1' }))).toBe(true);
+      expect(talksToRemoteProvider(opts({ type: 'reference', model: 'm', baseURL: 'scripted:naive' }))).toBe(false);
+      expect(talksToRemoteProvider(opts({ type: 'reference', model: 'm', baseURL: 'http://127.0.0.1:11434/v1' }))).toBe(false);
+      expect(talksToRemoteProvider(opts({ type: 'module', path: './agent.ts' }))).toBe(false);
+      expect(talksToRemoteProvider(veraOptions.parse({ agent: { type: 'module', path: './a.ts' }, adversary: { type: 'llm', model: 'gpt-4o' } }))).toBe(true);
+    } finally {
+      if (saved !== undefined) process.env.OPENAI_BASE_URL = saved;
+    }
+  });
+});
