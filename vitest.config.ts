@@ -36,7 +36,7 @@ export default defineConfig({
             concurrency: 16,
           }),
         ],
-        test: { name: 'cases', include: [], isolate: false },
+        test: { name: 'cases', include: [] },
       },
     ],
   },

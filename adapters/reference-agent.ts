@@ -29,6 +29,22 @@ export const DEFAULT_SYSTEM_PROMPT =
 
 const clients = new Map<string, OpenAI>();
 
+let mcpClient:
+  | Promise<{
+      Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
+      StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
+      sharedSchemaValidator: typeof import('../sandbox/gateway/schema-validator.js').sharedSchemaValidator;
+    }>
+  | undefined;
+/** The MCP client, loaded once, when a session first has tools to call. */
+function loadMcpClient() {
+  return (mcpClient ??= Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('../sandbox/gateway/schema-validator.js'),
+  ]).then(([client, http, validator]) => ({ Client: client.Client, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport, sharedSchemaValidator: validator.sharedSchemaValidator })));
+}
+
 /** One client per endpoint and key, so connections are reused across runs. */
 export function openAIClient(options: { baseURL?: string; apiKey?: string; maxRetries?: number; cache?: boolean }): OpenAI {
   const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
@@ -78,11 +94,7 @@ class ReferenceAgentSession implements AgentSession {
       : openAIClient(options);
     // A case without environments offers no tools: there is nothing to connect to.
     if (ctx.tools.length === 0) return new ReferenceAgentSession(options, ctx, undefined, [], client);
-    // The MCP client loads only when there are tools to call.
-    const [{ Client }, { sharedSchemaValidator }] = await Promise.all([
-      import('@modelcontextprotocol/sdk/client/index.js'),
-      import('../sandbox/gateway/schema-validator.js'),
-    ]);
+    const { Client, sharedSchemaValidator } = await loadMcpClient();
     const mcp = new Client({ name: 'vera-reference-agent', version: '0.1.0' }, { jsonSchemaValidator: sharedSchemaValidator });
     try {
       const mode = options.mcpTransport ?? 'auto';
@@ -90,7 +102,7 @@ class ReferenceAgentSession implements AgentSession {
       const useMemory = mode === 'in-memory' || (mode === 'auto' && ctx.connectMcpInMemory !== undefined);
       const transport = useMemory
         ? await ctx.connectMcpInMemory!()
-        : new (await import('@modelcontextprotocol/sdk/client/streamableHttp.js')).StreamableHTTPClientTransport(new URL(ctx.gatewayUrl));
+        : new (await loadMcpClient()).StreamableHTTPClientTransport(new URL(ctx.gatewayUrl));
       await mcp.connect(transport);
       const listed = await mcp.listTools();
       const tools: ChatCompletionTool[] = listed.tools.map((t) => ({

@@ -6,14 +6,14 @@
  */
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { referenceAgent } from '../adapters/reference-agent.js';
-import { loadCaseSuite } from '../engine/case-loader.js';
-import { runCase } from '../engine/run-case.js';
-import { ContainerBackend } from '../sandbox/backends/container-backend.js';
-import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
-import { dockerStatus } from '../sandbox/container/docker-cli.js';
-import type { SandboxBackend } from '../sandbox/sandbox.js';
-import { startScriptedModelServer } from '../testing/scripted-model-server.js';
+import { referenceAgent } from '../dist/adapters/reference-agent.js';
+import { loadCaseSuite } from '../dist/engine/case-loader.js';
+import { runCase } from '../dist/engine/run-case.js';
+import { ContainerBackend } from '../dist/sandbox/backends/container-backend.js';
+import { InProcessBackend } from '../dist/sandbox/backends/in-process-backend.js';
+import { dockerStatus } from '../dist/sandbox/container/docker-cli.js';
+import type { SandboxBackend } from '../dist/sandbox/sandbox.js';
+import { startScriptedModelServer } from '../dist/testing/scripted-model-server.js';
 
 process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
 const args = process.argv.slice(2);

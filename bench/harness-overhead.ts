@@ -2,15 +2,16 @@
  * Harness overhead of real cases: every bundled case × every threat model it lists, run with
  * `runCase` in this process against the reference agent on a zero-latency scripted model. What
  * the harness adds is the run's wall time minus the time the agent waited for its model, split
- * into the phases of a run. Usage: npx tsx bench/harness-overhead.ts [--rounds 3] [--json out.json]
+ * into the phases of a run. It measures the built package (npm run build first).
+ * Usage: npx tsx bench/harness-overhead.ts [--rounds 3] [--json out.json]
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { referenceAgent } from '../adapters/reference-agent.js';
-import { loadCaseSuite } from '../engine/case-loader.js';
-import { runCase } from '../engine/run-case.js';
-import { startScriptedModelServer } from '../testing/scripted-model-server.js';
+import { referenceAgent } from '../dist/adapters/reference-agent.js';
+import { loadCaseSuite } from '../dist/engine/case-loader.js';
+import { runCase } from '../dist/engine/run-case.js';
+import { startScriptedModelServer } from '../dist/testing/scripted-model-server.js';
 
 const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf('--rounds') + 1] || 3);
@@ -21,9 +22,11 @@ type Phase = (typeof PHASES)[number];
 
 const files = (await readdir('cases', { recursive: true })).filter((f) => f.endsWith('.case.yaml')).map((f) => join('cases', f)).sort();
 const specs = (await Promise.all(files.map((f) => loadCaseSuite(f)))).flat().map((c) => c.spec);
-const runs = specs.flatMap((spec) => spec.threatModels.map((threatModel) => ({ spec, threatModel })));
-const model = await startScriptedModelServer({ policy: 'naive', recordRequests: false });
-const agent = referenceAgent({ model: 'scripted', baseURL: model.url, apiKey: 'bench', maxRetries: 0 });
+const runs = [0, 1].flatMap((a) => specs.flatMap((spec) => spec.threatModels.map((threatModel) => ({ spec, threatModel, agent: a }))));
+// Both demo policies: the naive agent ends attacks early (goal reached), the guarded one refuses and
+// the adversary keeps going, which gives the multi-turn runs.
+const models = await Promise.all((['naive', 'guarded'] as const).map((policy) => startScriptedModelServer({ policy, recordRequests: false })));
+const agents = models.map((m) => referenceAgent({ model: 'scripted', baseURL: m.url, apiKey: 'bench', maxRetries: 0 }));
 const recordDir = await mkdtemp(join(tmpdir(), 'vera-bench-records-'));
 
 interface Sample {
@@ -37,7 +40,7 @@ async function measure(): Promise<Sample[]> {
   const out: Sample[] = [];
   for (const r of runs) {
     const started = performance.now();
-    const { record, recordWriteMs = 0 } = await runCase({ spec: r.spec, threatModel: r.threatModel, agent, recordDir });
+    const { record, recordWriteMs = 0 } = await runCase({ spec: r.spec, threatModel: r.threatModel, agent: agents[r.agent]!, recordDir });
     const wallMs = performance.now() - started;
     if (record.status === 'error') throw new Error(`${record.caseId} [${record.threatModel}]: ${record.error?.message}`);
     const t = record.timings;
@@ -77,12 +80,12 @@ await Promise.all(
   Array.from({ length: 32 }, async () => {
     while (next < runs.length) {
       const r = runs[next++]!;
-      await runCase({ spec: r.spec, threatModel: r.threatModel, agent, recordDir });
+      await runCase({ spec: r.spec, threatModel: r.threatModel, agent: agents[r.agent]!, recordDir });
     }
   }),
 );
 const concurrentMs = performance.now() - concurrentStart;
-await model.close();
+await Promise.all(models.map((m) => m.close()));
 await rm(recordDir, { recursive: true, force: true });
 
 const samples = perRound.flat();
@@ -106,7 +109,7 @@ const summary = {
 };
 
 const f = (n: number) => n.toFixed(2).padStart(7);
-console.log(`harness overhead: ${runs.length} case-runs (${specs.length} cases × their threat models), ${rounds} rounds, sequential`);
+console.log(`harness overhead: ${runs.length} case-runs (${specs.length} cases × their threat models × the naive and guarded agents), ${rounds} rounds, sequential`);
 console.log(`  wall per run           ${f(summary.perRun.wallMs)} ms`);
 console.log(`  waiting for the model  ${f(summary.perRun.modelMs)} ms`);
 console.log(`  harness overhead       ${f(summary.perRun.overheadMs)} ms (median ${summary.perRun.overheadMedianMs.toFixed(2)})`);

@@ -34,6 +34,12 @@ export interface CaseRunOptions {
   modelProxyUrl?: string;
 }
 
+let mcpHost: Promise<typeof import('../sandbox/gateway/mcp-http-host.js')> | undefined;
+/** The MCP host (and the SDK behind it), loaded with the first gateway of the process. */
+function loadMcpHost(): Promise<typeof import('../sandbox/gateway/mcp-http-host.js')> {
+  return (mcpHost ??= import('../sandbox/gateway/mcp-http-host.js'));
+}
+
 function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'aborted'));
 }
@@ -143,8 +149,7 @@ export class CaseRun implements AsyncDisposable {
       ...(this.injections ? { injections: this.injections } : {}),
       maxToolCalls: options.maxToolCalls ?? this.spec.budgets.toolCalls,
     });
-    // The MCP host (and the SDK behind it) loads with the first gateway of the process.
-    const { startMcpGateway } = await import('../sandbox/gateway/mcp-http-host.js');
+    const { startMcpGateway } = await loadMcpHost();
     this.mcp = await startMcpGateway(this.gateway);
     this.timings.gatewayMs = performance.now() - t;
     return this.mcp;
@@ -166,7 +171,7 @@ export class CaseRun implements AsyncDisposable {
       },
       signal: this.signal,
       callTool: (name, args) => gateway.call(name, args),
-      connectMcpInMemory: async () => (await import('../sandbox/gateway/mcp-http-host.js')).connectInMemory(gateway),
+      connectMcpInMemory: async () => (await loadMcpHost()).connectInMemory(gateway),
       ...(this.route ? { modelBaseURL: this.route.baseURL } : {}),
       recordNative: (event) => {
         this.trajectory.add({ ...event, origin: 'agent' });

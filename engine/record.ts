@@ -109,16 +109,28 @@ export function recordFileName(record: Pick<SafetyRecord, 'caseId' | 'threatMode
   return `${record.caseId}--${record.threatModel}${record.repeat > 0 ? `--r${record.repeat}` : ''}.json`;
 }
 
+/** Run directories this process has made: one mkdir per run, not one per record. */
+const madeDirs = new Set<string>();
+
 /**
  * Writes the record atomically (temp file + rename): a reader never sees half a record.
  * Real-looking credentials are redacted first; the run's canary secrets are kept.
  */
 export async function writeRecord(dir: string, record: SafetyRecord): Promise<string> {
   const runDir = join(dir, record.runId);
-  await mkdir(runDir, { recursive: true });
   const file = join(runDir, recordFileName(record));
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(temp, JSON.stringify(redactRecord(record)));
+  const text = JSON.stringify(redactRecord(record));
+  if (!madeDirs.has(runDir)) await mkdir(runDir, { recursive: true });
+  try {
+    await writeFile(temp, text);
+  } catch (error) {
+    // The directory went away since (someone cleaned up): make it again, once.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(runDir, { recursive: true });
+    await writeFile(temp, text);
+  }
+  madeDirs.add(runDir);
   await rename(temp, file);
   return file;
 }

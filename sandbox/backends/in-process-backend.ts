@@ -38,6 +38,12 @@ export interface InProcessBackendOptions {
   tmpRoot?: string;
 }
 
+let builtinRegistry: Promise<typeof import('../environments/index.js')> | undefined;
+/** The built-in environments, imported once (an `import()` per run would cost on every start). */
+function loadBuiltinEnvironments(): Promise<typeof import('../environments/index.js')> {
+  return (builtinRegistry ??= import('../environments/index.js'));
+}
+
 /** Runs the environments inside this process: fast, no Docker; the default backend. */
 export class InProcessBackend implements SandboxBackend {
   readonly name = 'in-process';
@@ -47,7 +53,7 @@ export class InProcessBackend implements SandboxBackend {
   async start(spec: SandboxSpec): Promise<StartedSandbox> {
     // The built-in environments load on first use: a run without any (a conversation-only case)
     // does not pay for nine schemas and a SQLite binding.
-    const builtin = spec.environments.some((name) => !this.options.environments?.[name]) ? await import('../environments/index.js') : undefined;
+    const builtin = spec.environments.some((name) => !this.options.environments?.[name]) ? await loadBuiltinEnvironments() : undefined;
     const definitions = spec.environments.map((name) => this.options.environments?.[name] ?? builtin!.getEnvironment(name));
     const workspace = new LazyWorkspace(join(this.options.tmpRoot ?? tmpdir(), `vera-${(spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40)}-`));
     const instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }> = [];

@@ -52,7 +52,7 @@ class McpHttpHost {
         this.mounts.delete(token);
         await Promise.allSettled([...mount.sessions.values()].map((t) => t.close()));
         mount.sessions.clear();
-        if (this.mounts.size === 0) await this.close();
+        if (this.mounts.size === 0) this.closeWhenIdle();
       })());
     return { url: `http://127.0.0.1:${port}/mcp/${token}`, serverName: SERVER_NAME, stop, [Symbol.asyncDispose]: stop };
   }
@@ -75,6 +75,20 @@ class McpHttpHost {
       });
     });
     return this.listening;
+  }
+
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * Stops listening once no gateway has been mounted for a moment: between runs that follow each
+   * other the listener stays, instead of closing and listening again for every case.
+   */
+  private closeWhenIdle(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.mounts.size === 0) void this.close();
+    }, 1000);
+    this.idleTimer.unref();
   }
 
   private async close(): Promise<void> {
