@@ -30,6 +30,7 @@ const agents = models.map((m) => referenceAgent({ model: 'scripted', baseURL: m.
 const recordDir = await mkdtemp(join(tmpdir(), 'vera-bench-records-'));
 
 interface Sample {
+  environment: string;
   multiTurn: boolean;
   wallMs: number;
   modelMs: number;
@@ -45,6 +46,7 @@ async function measure(): Promise<Sample[]> {
     if (record.status === 'error') throw new Error(`${record.caseId} [${record.threatModel}]: ${record.error?.message}`);
     const t = record.timings;
     out.push({
+      environment: (r.spec.environments ?? [r.spec.taxonomy.environment.split('/')[0]!]).join('+'),
       multiTurn: record.turns > 1,
       wallMs,
       modelMs: t.modelMs,
@@ -105,6 +107,14 @@ const summary = {
     overheadMedianMs: median(samples.filter((s) => s.multiTurn).map(overhead)),
   },
   phases: Object.fromEntries(PHASES.map((p) => [p, mean(samples.map((s) => s.phases[p]))])) as Record<Phase, number>,
+  // Where the mean comes from: environments whose tools do real work (a sandboxed process per shell
+  // command, files on disk, SQLite) cost more than the harness around them.
+  byEnvironment: Object.fromEntries(
+    [...new Set(samples.map((s) => s.environment))].sort().map((env) => {
+      const mine = samples.filter((s) => s.environment === env);
+      return [env, { runs: mine.length / rounds, overheadMs: mean(mine.map(overhead)), overheadMedianMs: median(mine.map(overhead)) }];
+    }),
+  ),
   concurrent32: { wallMs: concurrentMs, runsPerSecond: runs.length / (concurrentMs / 1000) },
 };
 
@@ -115,5 +125,7 @@ console.log(`  waiting for the model  ${f(summary.perRun.modelMs)} ms`);
 console.log(`  harness overhead       ${f(summary.perRun.overheadMs)} ms (median ${summary.perRun.overheadMedianMs.toFixed(2)})`);
 console.log(`  multi-turn runs        ${f(summary.multiTurn.overheadMs)} ms (median ${summary.multiTurn.overheadMedianMs.toFixed(2)}, ${summary.multiTurn.runs} runs)`);
 for (const p of PHASES) console.log(`    ${p.padEnd(24)} ${f(summary.phases[p])} ms`);
+console.log('  by environment (overhead mean / median):');
+for (const [env, e] of Object.entries(summary.byEnvironment)) console.log(`    ${env.padEnd(24)} ${f(e.overheadMs)} / ${e.overheadMedianMs.toFixed(2)} ms  (${e.runs} runs)`);
 console.log(`  32 at a time: ${runs.length} runs in ${(concurrentMs / 1000).toFixed(2)} s = ${summary.concurrent32.runsPerSecond.toFixed(0)} runs/s`);
 if (jsonOut) await (await import('node:fs/promises')).writeFile(jsonOut, `${JSON.stringify(summary, null, 2)}\n`);

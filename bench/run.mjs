@@ -133,6 +133,10 @@ if (o) {
     '|---|---|',
     ...Object.entries(o.phases).map(([k, v]) => `| ${k} | ${Number(v).toFixed(2)} |`),
     '',
+    '| environment(s) | runs | overhead mean / median, ms |',
+    '|---|---|---|',
+    ...Object.entries(o.byEnvironment).map(([k, v]) => `| ${k} | ${v.runs} | ${v.overheadMs.toFixed(2)} / ${v.overheadMedianMs.toFixed(2)} |`),
+    '',
     `32 at a time: ${o.runs} case-runs in ${(o.concurrent32.wallMs / 1000).toFixed(2)} s (${o.concurrent32.runsPerSecond.toFixed(0)} runs/s).`,
     '',
   );

@@ -184,3 +184,28 @@ describe('LLM adversary (first version)', () => {
     }
   });
 });
+
+describe('run workspaces', () => {
+  it('are created on first use, under VERA_WORKSPACE_DIR when set, and removed at the end', async () => {
+    const { mkdtemp, readdir, rm } = await import('node:fs/promises');
+    const root = await mkdtemp(join((await import('node:os')).tmpdir(), 'vera-ws-root-'));
+    const saved = process.env.VERA_WORKSPACE_DIR;
+    process.env.VERA_WORKSPACE_DIR = root;
+    try {
+      const files = new InProcessBackend();
+      const sandbox = await files.start({ environments: ['files'], label: 'ws' });
+      expect(sandbox.workspace.startsWith(`${root}/vera-ws-`)).toBe(true);
+      expect(await readdir(root)).toHaveLength(1);
+      await sandbox.stop();
+      expect(await readdir(root)).toEqual([]);
+      // An environment that keeps its state in memory never makes a directory.
+      const email = await files.start({ environments: ['email'], label: 'mem' });
+      expect(await readdir(root)).toEqual([]);
+      await email.stop();
+    } finally {
+      if (saved === undefined) delete process.env.VERA_WORKSPACE_DIR;
+      else process.env.VERA_WORKSPACE_DIR = saved;
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

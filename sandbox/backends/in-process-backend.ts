@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +38,27 @@ export interface InProcessBackendOptions {
   tmpRoot?: string;
 }
 
+let defaultRoot: string | undefined;
+/**
+ * Where run workspaces go: `VERA_WORKSPACE_DIR`, else `TMPDIR` when set, else a RAM-backed
+ * `/dev/shm` when it is writable (workspaces are throwaway; on a disk every small file write
+ * costs ten times more), else the OS temp directory.
+ */
+export function workspaceRoot(): string {
+  if (process.env.VERA_WORKSPACE_DIR) return process.env.VERA_WORKSPACE_DIR;
+  if (process.env.TMPDIR) return tmpdir();
+  if (defaultRoot === undefined) {
+    defaultRoot = tmpdir();
+    try {
+      accessSync('/dev/shm', constants.W_OK);
+      defaultRoot = '/dev/shm';
+    } catch {
+      // No tmpfs here (macOS, Windows, a locked-down container): the OS temp directory.
+    }
+  }
+  return defaultRoot;
+}
+
 let builtinRegistry: Promise<typeof import('../environments/index.js')> | undefined;
 /** The built-in environments, imported once (an `import()` per run would cost on every start). */
 function loadBuiltinEnvironments(): Promise<typeof import('../environments/index.js')> {
@@ -55,7 +76,7 @@ export class InProcessBackend implements SandboxBackend {
     // does not pay for nine schemas and a SQLite binding.
     const builtin = spec.environments.some((name) => !this.options.environments?.[name]) ? await loadBuiltinEnvironments() : undefined;
     const definitions = spec.environments.map((name) => this.options.environments?.[name] ?? builtin!.getEnvironment(name));
-    const workspace = new LazyWorkspace(join(this.options.tmpRoot ?? tmpdir(), `vera-${(spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40)}-`));
+    const workspace = new LazyWorkspace(join(this.options.tmpRoot ?? workspaceRoot(), `vera-${(spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40)}-`));
     const instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }> = [];
     try {
       // A getter: only environments that use the workspace (files, shell) make it exist.

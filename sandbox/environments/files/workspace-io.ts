@@ -1,3 +1,4 @@
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { ToolError } from '../../environment.js';
@@ -100,10 +101,28 @@ export async function writeText(state: FilesState, input: string, content: strin
 /** Regular files under `root`, keyed by workspace path (symlinks are not followed). */
 export async function snapshotFiles(state: FilesState): Promise<FilesSnapshot> {
   const files: FilesSnapshot['files'] = {};
-  for (const entry of await walk(state.root, true)) {
+  // Synchronous on purpose: a workspace holds a few small files, and each asynchronous call would
+  // be a round trip through the thread pool — the snapshot is taken two or three times a run.
+  for (const entry of walkSync(state.root)) {
     if (entry.type !== 'file') continue;
     const key = displayOf(state.root, entry.abs);
-    files[key] = entry.size > MAX_FILE_BYTES ? { size: entry.size, truncated: true } : { content: await fs.readFile(entry.abs, 'utf8'), size: entry.size };
+    files[key] = entry.size > MAX_FILE_BYTES ? { size: entry.size, truncated: true } : { content: readFileSync(entry.abs, 'utf8'), size: entry.size };
   }
   return { files, shares: state.shares.map((s) => ({ ...s })) };
+}
+
+/** `walk(dir, true)`, synchronously. */
+function walkSync(dir: string, into: WalkEntry[] = []): WalkEntry[] {
+  const entries = readdirSync(dir, { withFileTypes: true });
+  entries.sort((a, b) => compareText(a.name, b.name));
+  for (const entry of entries) {
+    const abs = path.join(dir, entry.name);
+    if (entry.isSymbolicLink()) into.push({ abs, type: 'symlink', size: 0 });
+    else if (entry.isDirectory()) {
+      into.push({ abs, type: 'directory', size: 0 });
+      walkSync(abs, into);
+    } else if (entry.isFile()) into.push({ abs, type: 'file', size: lstatSync(abs).size });
+    else into.push({ abs, type: 'other', size: 0 });
+  }
+  return into;
 }
