@@ -107,6 +107,17 @@ export class AgentProcess {
   }
 
   /**
+   * Ends a long-lived program: closes its input and lets it exit on its own for `graceMs` (it
+   * flushes its session), then takes the whole tree either way.
+   */
+  async endGracefully(graceMs: number): Promise<void> {
+    this.endInput();
+    const exited = await Promise.race([this.exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), graceMs).unref())]);
+    this.kill();
+    if (!exited) await this.exited;
+  }
+
+  /**
    * Kills the program's whole tree — its process group, its session and every descendant, also
    * those that left the group — then the child itself; safe to call more than once. With the
    * container backend the child is `docker exec` and the sandbox server ends the tree inside.
@@ -226,4 +237,26 @@ export async function runHelper(
 /** Kills every process in a list of agent processes; used by idempotent `close()`s. */
 export function killAll(processes: Iterable<AgentProcess>): void {
   for (const p of processes) p.kill();
+}
+
+/**
+ * The programs a session started, one per turn (Codex, OpenClaw, a command template): the last
+ * one's stderr is the session's diagnostics, and closing ends them all.
+ */
+export class TurnProcesses {
+  private readonly started: AgentProcess[] = [];
+
+  add(proc: AgentProcess): AgentProcess {
+    this.started.push(proc);
+    return proc;
+  }
+
+  diagnostics(): string {
+    return this.started.at(-1)?.stderrTail() ?? '';
+  }
+
+  async endAll(): Promise<void> {
+    for (const proc of this.started) proc.kill();
+    await Promise.all(this.started.map((proc) => proc.exited));
+  }
 }

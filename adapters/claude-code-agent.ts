@@ -220,11 +220,7 @@ class ClaudeCodeSession implements AgentSession {
 
   close(): Promise<void> {
     this.closed ??= (async () => {
-      this.proc.endInput();
-      // Let it exit on its own (it flushes its session) for a moment, then take the whole tree.
-      const exited = await Promise.race([this.proc.exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 2000).unref())]);
-      this.proc.kill();
-      if (!exited) await this.proc.exited;
+      await this.proc.endGracefully(2000);
       await this.home.remove();
     })();
     return this.closed;

@@ -1,6 +1,6 @@
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { AgentProcess, spawnerOf, startAgentProcess, type SpawnFn } from './agent-process.js';
+import { AgentProcess, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { CODEX_PROGRAM, locateProgram } from './agent-programs.js';
 
 export interface CodexAgentOptions {
@@ -102,7 +102,7 @@ interface CodexItem {
 class CodexSession implements AgentSession {
   private threadId: string | undefined;
   /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
-  private readonly started: AgentProcess[] = [];
+  private readonly turns = new TurnProcesses();
   private closed: Promise<void> | undefined;
 
   constructor(
@@ -128,7 +128,7 @@ class CodexSession implements AgentSession {
         NO_COLOR: '1',
       },
     });
-    this.started.push(proc);
+    this.turns.add(proc);
     proc.endInput();
     let response = '';
     let usage: AgentTurn['usage'];
@@ -203,13 +203,12 @@ class CodexSession implements AgentSession {
   }
 
   diagnostics(): string {
-    return this.started.at(-1)?.stderrTail() ?? '';
+    return this.turns.diagnostics();
   }
 
   close(): Promise<void> {
     this.closed ??= (async () => {
-      for (const proc of this.started) proc.kill();
-      await Promise.all(this.started.map((proc) => proc.exited));
+      await this.turns.endAll();
       await this.home.remove();
     })();
     return this.closed;

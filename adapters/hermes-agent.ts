@@ -219,10 +219,7 @@ class HermesSession implements AgentSession {
 
   close(): Promise<void> {
     this.closed ??= (async () => {
-      this.proc.endInput();
-      const exited = await Promise.race([this.proc.exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 1000).unref())]);
-      this.proc.kill();
-      if (!exited) await this.proc.exited;
+      await this.proc.endGracefully(1000);
       await this.home.remove();
     })();
     return this.closed;

@@ -1,6 +1,6 @@
 import { AgentError, type AgentAdapter, type AgentSession, type AgentTurn } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
+import { spawnerOf, startAgentProcess, type AgentProcess, TurnProcesses } from './agent-process.js';
 import { locateProgram } from './agent-programs.js';
 
 export interface McpCliAgentOptions {
@@ -42,7 +42,7 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
         throw error;
       }
       let turn = 0;
-      const started: AgentProcess[] = [];
+      const turns = new TurnProcesses();
       let closed: Promise<void> | undefined;
       const fill = (template: string, message: string) =>
         template.replace(/\{(message|gatewayUrl|gatewayName|workspace|home|mcpConfig|turn)\}/g, (_, key: string) =>
@@ -53,7 +53,7 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
           if (closed) throw new AgentError(`${options.name} session is closed`);
           const env = Object.fromEntries(Object.entries(options.env ?? {}).map(([k, v]) => [k, fill(v, message)]));
           const proc = startAgentProcess(spawn, options.name, program, options.args.map((a) => fill(a, message)), { cwd: ctx.workspace, env: { HOME: home.path, ...env } });
-          started.push(proc);
+          turns.add(proc);
           proc.endInput();
           let out = '';
           proc.child.stdout?.on('data', (chunk: string) => (out += chunk));
@@ -66,11 +66,10 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
           }
           return { response: out.trim() };
         },
-        diagnostics: () => started.at(-1)?.stderrTail() ?? '',
+        diagnostics: () => turns.diagnostics(),
         close() {
           closed ??= (async () => {
-            for (const p of started) p.kill();
-            await Promise.all(started.map((p) => p.exited));
+            await turns.endAll();
             await home.remove();
           })();
           return closed;

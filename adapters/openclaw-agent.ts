@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { runHelper, spawnerOf, startAgentProcess, type AgentProcess, type SpawnFn } from './agent-process.js';
+import { runHelper, spawnerOf, startAgentProcess, type AgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { locateProgram, NODE24_PROGRAM, OPENCLAW_PROGRAM } from './agent-programs.js';
 
 export interface OpenClawAgentOptions {
@@ -120,7 +120,7 @@ class OpenClawSession implements AgentSession {
   private readonly sessionId = `vera-${randomUUID()}`;
   private transcriptSeq = -1;
   /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
-  private readonly started: AgentProcess[] = [];
+  private readonly turns = new TurnProcesses();
   private closed: Promise<void> | undefined;
 
   constructor(
@@ -154,7 +154,7 @@ class OpenClawSession implements AgentSession {
       cwd: this.ctx.workspace,
       env: this.env,
     });
-    this.started.push(proc);
+    this.turns.add(proc);
     proc.endInput();
     let out = '';
     proc.child.stdout?.on('data', (chunk: string) => (out += chunk));
@@ -214,13 +214,12 @@ class OpenClawSession implements AgentSession {
   }
 
   diagnostics(): string {
-    return this.started.at(-1)?.stderrTail() ?? '';
+    return this.turns.diagnostics();
   }
 
   close(): Promise<void> {
     this.closed ??= (async () => {
-      for (const proc of this.started) proc.kill();
-      await Promise.all(this.started.map((proc) => proc.exited));
+      await this.turns.endAll();
       await this.home.remove();
     })();
     return this.closed;

@@ -171,6 +171,10 @@ export function vera(userOptions: VeraOptions): Plugin {
       if (dedicated && options.schedule === 'prefetch') {
         config.isolate = false;
         config.maxWorkers = 1;
+        // A worker thread starts faster than a worker process. Not with containers or agent
+        // programs: their clean-up hooks run when a process exits, and a thread is just stopped.
+        const agentType = options.agent.type;
+        if (options.sandbox === 'in-process' && (agentType === 'reference' || agentType === 'module')) config.pool = 'threads';
       }
       config.includeTaskLocation = true;
       config.maxConcurrency = options.concurrency;

@@ -1,9 +1,8 @@
 import { relative } from 'node:path';
-import { CaseIndex } from '../../reporters/records/case-index.js';
-import { loadRecords } from '../../reporters/records/load-records.js';
 import { replayRecords, type ReplayResult } from '../../reporters/records/replay.js';
 import type { CliCommand } from '../main.js';
 import { parseArgs } from '../parse-args.js';
+import { recordsInput } from '../records-input.js';
 
 function label(r: ReplayResult): string {
   return `${r.record.caseId} [${r.record.threatModel}]${r.record.repeat ? ` #${r.record.repeat + 1}` : ''}`;
@@ -22,18 +21,9 @@ export const replayCommand: CliCommand = {
     '  exits 1 when any verdict changed or a record could not be replayed (--no-fail: only when one could not be replayed)',
   async run(args, io) {
     const { positional, flags } = parseArgs(args, { values: ['cases'], booleans: ['all-runs', 'no-fail'] });
-    const dir = positional[0];
-    if (!dir || positional.length > 1) {
-      io.err(`usage: ${this.usage}`);
-      return 2;
-    }
-    const loaded = await loadRecords(dir, { cwd: io.cwd, latest: !flags['all-runs'] });
-    for (const p of loaded.problems) io.err(`! ${p}`);
-    if (loaded.records.length === 0) {
-      io.err(`no Vera records (vera.record/v1 JSON files) under ${dir}`);
-      return 1;
-    }
-    const cases = await CaseIndex.create({ cwd: io.cwd, casesDirs: flags.cases ? [String(flags.cases)] : [] });
+    const input = await recordsInput(positional, flags, io, this.usage);
+    if (typeof input === 'number') return input;
+    const { loaded, cases } = input;
     const results = await replayRecords(loaded.records, cases);
     const changed = results.filter((r) => r.changed);
     const failed = results.filter((r) => r.problem);

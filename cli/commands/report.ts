@@ -2,13 +2,12 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { renderAsrTable, renderCompactTable, renderUtility, summarizeAsr } from '../../engine/asr.js';
 import { renderHtmlReport } from '../../reporters/html/html-report.js';
-import { CaseIndex } from '../../reporters/records/case-index.js';
-import { loadRecords } from '../../reporters/records/load-records.js';
 import { buildJsonSummary } from '../../reporters/summary/json-summary.js';
 import { renderMarkdownSummary } from '../../reporters/summary/markdown-summary.js';
 import { reportRunOfRecord } from '../../reporters/summary/report-run.js';
 import type { CliCommand } from '../main.js';
 import { parseArgs } from '../parse-args.js';
+import { recordsInput } from '../records-input.js';
 
 /**
  * `vera report <records-dir>`: rebuilds every report from stored records, without running an
@@ -24,18 +23,9 @@ export const reportCommand: CliCommand = {
     '  --cases: where the current case files are (default: each record\'s caseFile) — records of edited cases are flagged',
   async run(args, io) {
     const { positional, flags } = parseArgs(args, { values: ['out', 'json', 'markdown', 'cases', 'title'], booleans: ['all-runs'] });
-    const dir = positional[0];
-    if (!dir || positional.length > 1) {
-      io.err(`usage: ${this.usage}`);
-      return 2;
-    }
-    const loaded = await loadRecords(dir, { cwd: io.cwd, latest: !flags['all-runs'] });
-    for (const p of loaded.problems) io.err(`! ${p}`);
-    if (loaded.records.length === 0) {
-      io.err(`no Vera records (vera.record/v1 JSON files) under ${dir}`);
-      return 1;
-    }
-    const cases = await CaseIndex.create({ cwd: io.cwd, casesDirs: flags.cases ? [String(flags.cases)] : [] });
+    const input = await recordsInput(positional, flags, io, this.usage);
+    if (typeof input === 'number') return input;
+    const { loaded, cases } = input;
     const runs = [];
     for (const item of loaded.records) {
       const lookup = await cases.forRecord(item.record);
@@ -49,7 +39,7 @@ export const reportCommand: CliCommand = {
     const reportRuns = runs.map((r) => reportRunOfRecord(r.record, { recordFile: r.file, caseEdited: r.caseEdited }));
     const html = renderHtmlReport(
       runs.map((r) => ({ record: r.record, recordFile: relative(dirname(out), r.file), caseEdited: r.caseEdited })),
-      { ...(title ? { title } : {}), source: dir },
+      { ...(title ? { title } : {}), source: positional[0]! },
     );
     for (const [file, text] of [
       [out, html],

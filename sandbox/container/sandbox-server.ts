@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readJsonBody, sendJson } from '../http-json.js';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { InProcessBackend } from '../backends/in-process-backend.js';
@@ -199,24 +200,8 @@ export class SandboxServer {
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
+const send = sendJson;
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > 64 * 1024 * 1024) throw new Error('request body larger than 64 MiB');
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text ? JSON.parse(text) : {};
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return readJsonBody(req, 64 * 1024 * 1024, {});
 }

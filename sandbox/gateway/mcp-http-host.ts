@@ -6,6 +6,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { readJsonBody, sendJson } from '../http-json.js';
 import { sharedSchemaValidator } from './schema-validator.js';
 import type { ToolGateway } from './tool-gateway.js';
 
@@ -151,22 +152,10 @@ function jsonRpcError(message: string) {
   return { jsonrpc: '2.0', error: { code: -32000, message }, id: null };
 }
 
-function reply(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
+const reply = sendJson;
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > 16 * 1024 * 1024) throw new Error('request body too large');
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text ? JSON.parse(text) : undefined;
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return readJsonBody(req, 16 * 1024 * 1024, undefined);
 }
 
 const host = new McpHttpHost();

@@ -1,0 +1,28 @@
+import { CaseIndex } from '../reporters/records/case-index.js';
+import { loadRecords } from '../reporters/records/load-records.js';
+import type { CliIO } from './main.js';
+
+/**
+ * The records directory a command was given and the current cases they are checked against;
+ * a number is the exit code when there is nothing to work on (the reason is already printed).
+ */
+export async function recordsInput(
+  positional: string[],
+  flags: Record<string, string | boolean | undefined>,
+  io: CliIO,
+  usage: string,
+): Promise<{ loaded: Awaited<ReturnType<typeof loadRecords>>; cases: CaseIndex } | number> {
+  const dir = positional[0];
+  if (!dir || positional.length > 1) {
+    io.err(`usage: ${usage}`);
+    return 2;
+  }
+  const loaded = await loadRecords(dir, { cwd: io.cwd, latest: !flags['all-runs'] });
+  for (const p of loaded.problems) io.err(`! ${p}`);
+  if (loaded.records.length === 0) {
+    io.err(`no Vera records (vera.record/v1 JSON files) under ${dir}`);
+    return 1;
+  }
+  const cases = await CaseIndex.create({ cwd: io.cwd, casesDirs: flags.cases ? [String(flags.cases)] : [] });
+  return { loaded, cases };
+}
