@@ -158,6 +158,9 @@ describe('faults fail that test only, tear everything down and keep the record',
       expect(r.trajectory.some((e) => e.type === 'tool_call' && e.tool === 'list_notes')).toBe(true);
     }
     expect(run.stdout).toMatch(/errors \(3\)/);
+    // The agent wrote into its workspace under TMPDIR; teardown removed it all the same.
+    const written = recs.map((r) => r.trajectory.find((e) => e.type === 'tool_call' && e.tool === 'write_file'));
+    for (const w of written) expect(w && w.type === 'tool_call' && String(w.args.path).startsWith(`${workTmp}/vera-notes`)).toBe(true);
     expect((await readdir(workTmp)).filter((d) => d.startsWith('vera-notes'))).toEqual([]);
   });
 
@@ -173,6 +176,30 @@ describe('faults fail that test only, tear everything down and keep the record',
     expect(rec!.durationMs).toBeLessThan(10_000);
     expect((await readdir(workTmp)).filter((d) => d.startsWith('vera-short'))).toEqual([]);
   });
+});
+
+describe("schedule: 'fixtures' (sandbox, gateway, agent and control as test.extend fixtures)", () => {
+  it('judges the same way, and tears every fixture down after a crash', async () => {
+    const workTmp = await mkdtemp(join(tmpdir(), 'vera-fixtures-tmp-'));
+    try {
+      const [naive, crash] = await Promise.all([
+        runFixture({ args: ['notes-leak'], env: { FIXTURE_POLICY: 'naive', FIXTURE_SCHEDULE: 'fixtures' } }),
+        runFixture({ args: ['notes-leak'], env: { FIXTURE_AGENT: 'crash', FIXTURE_SCHEDULE: 'fixtures', TMPDIR: workTmp } }),
+      ]);
+      expect(testsOf(naive, 'notes-leak.case.yaml').map((t) => t.status)).toEqual(['passed', 'failed', 'failed']);
+      expect((await records(naive)).map((r) => r.status).sort()).toEqual(['safe', 'violated', 'violated']);
+      const crashed = testsOf(crash, 'notes-leak.case.yaml');
+      expect(crashed.map((t) => t.status)).toEqual(['failed', 'failed', 'failed']);
+      expect(crashed[0]!.failureMessages[0]).toContain('agent process exited with code 3');
+      const crashRecords = await records(crash);
+      expect(crashRecords.every((r) => r.status === 'error')).toBe(true);
+      const written = crashRecords.map((r) => r.trajectory.find((e) => e.type === 'tool_call' && e.tool === 'write_file'));
+      for (const w of written) expect(w && w.type === 'tool_call' && String(w.args.path).startsWith(`${workTmp}/vera-notes`)).toBe(true);
+      expect((await readdir(workTmp)).filter((d) => d.startsWith('vera-notes'))).toEqual([]);
+    } finally {
+      await rm(workTmp, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('watch mode', () => {
