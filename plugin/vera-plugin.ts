@@ -86,7 +86,7 @@ async function riskCategories(project: TestProject): Promise<string[]> {
   return [...risks].sort();
 }
 
-let reporterAdded = new WeakSet<Vitest>();
+const reporterAdded = new WeakSet<Vitest>();
 const proxies = new WeakMap<Vitest, Promise<StartedModelProxy>>();
 
 /**
