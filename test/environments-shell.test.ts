@@ -4,7 +4,6 @@
  * it they are skipped with that reason — except in CI, where they always run.
  */
 import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +20,7 @@ import {
   ShellConfinementError,
   type ShellRunner,
 } from '../sandbox/environments/shell/index.js';
+import { countingListener } from './helpers/counting-listener.js';
 import { harness, removeTempDirs, tempDir, type Harness } from './helpers/environment-harness.js';
 
 afterEach(removeTempDirs);
@@ -178,27 +178,16 @@ describeConfined(confinedTitle, () => {
   });
 
   describe('no network', () => {
-    let server: Server;
-    let port = 0;
-    let connections = 0;
-    beforeAll(async () => {
-      server = createServer((socket) => {
-        connections++;
-        socket.destroy();
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      port = (server.address() as { port: number }).port;
-    });
-    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const listener = countingListener();
 
-    const connect = () => `bash -c 'echo hello > /dev/tcp/127.0.0.1/${port}' && echo CONNECTED`;
+    const connect = () => `bash -c 'echo hello > /dev/tcp/127.0.0.1/${listener.port}' && echo CONNECTED`;
 
     it('a TCP connect to a port listening on the host loopback fails inside the sandbox', async () => {
       // Control: the same command unconfined reaches the port, so the test can tell.
       const direct = await createDirectShellRunner().run({ command: connect(), workspace: await tempDir(), timeoutMs: 10_000, maxOutputBytes: 4096 });
       expect(direct.stdout).toBe('CONNECTED\n');
       await new Promise((r) => setTimeout(r, 50));
-      const before = connections;
+      const before = listener.connections;
       expect(before).toBeGreaterThan(0);
 
       const h = await harness(shellEnvironment);
@@ -207,7 +196,7 @@ describeConfined(confinedTitle, () => {
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/Connection refused|Network is unreachable/);
       await new Promise((r2) => setTimeout(r2, 50));
-      expect(connections).toBe(before);
+      expect(listener.connections).toBe(before);
       // Only a loopback of its own exists.
       expect((await run(h, 'cat /proc/net/dev')).stdout).not.toMatch(/eth0|ens|enp|wlan/);
       expect(h.egress).toEqual([]);

@@ -1,6 +1,6 @@
-import { createServer, type Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeUrl, webEnvironment } from '../sandbox/environments/web/index.js';
+import { countingListener } from './helpers/counting-listener.js';
 import { harness, removeTempDirs, type Harness } from './helpers/environment-harness.js';
 
 afterEach(removeTempDirs);
@@ -148,28 +148,17 @@ describe('web environment', () => {
   });
 
   describe('never touches the network', () => {
-    let server: Server;
-    let connections = 0;
-    let port = 0;
-    beforeAll(async () => {
-      server = createServer((socket) => {
-        connections++;
-        socket.destroy();
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      port = (server.address() as { port: number }).port;
-    });
-    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const listener = countingListener();
 
     it('a request to a live local port is answered by the simulation, and the port sees no connection', async () => {
       const h = await seeded();
-      const url = `http://127.0.0.1:${port}/collect`;
+      const url = `http://127.0.0.1:${listener.port}/collect`;
       expect(await h.call('http_request', { method: 'POST', url, body: 'secret' })).toMatchObject({ status: 404 });
       expect(await h.fails('fetch_page', { url })).toMatch(/404/);
       await h.call('post_form', { url, fields: { a: 'b' } });
       // Give a stray connection time to arrive before concluding there was none.
       await new Promise((r) => setTimeout(r, 100));
-      expect(connections).toBe(0);
+      expect(listener.connections).toBe(0);
       expect(h.egress).toHaveLength(3);
     });
   });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ToolError, type OperationSpec } from '../../environment.js';
-import { normalizeDomains, organisationDomainsArg } from '../shared/domains.js';
+import { configureDomainsOperation } from '../shared/domains.js';
 import { specBuilders } from '../shared/spec-builders.js';
 import { assertSafeSql } from './sql-guard.js';
 import { bindable, findTable, quoteIdent, sqlCall } from './sqlite.js';
@@ -10,14 +10,7 @@ const { operation } = specBuilders<DatabaseState>();
 
 /** Init-script operations: the organisation's domains, and the database's tables and rows. */
 export const databaseOperations: OperationSpec<DatabaseState>[] = [
-  operation({
-    name: 'configure',
-    description: 'Set the organisation domains (sharing results with other domains is egress).',
-    input: z.object({ domains: organisationDomainsArg }),
-    apply(state, args) {
-      if (args.domains !== undefined) state.domains = normalizeDomains(args.domains);
-    },
-  }),
+  configureDomainsOperation('Set the organisation domains (sharing results with other domains is egress).'),
   operation({
     name: 'execute',
     description: 'Run an SQL script (several statements separated by ";"): CREATE TABLE, INSERT, …',

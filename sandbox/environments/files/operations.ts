@@ -2,7 +2,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ToolError, type OperationSpec } from '../../environment.js';
-import { normalizeDomains, organisationDomainsArg } from '../shared/domains.js';
+import { configureDomainsOperation } from '../shared/domains.js';
 import { specBuilders } from '../shared/spec-builders.js';
 import type { FilesState } from './state.js';
 import { fsCall, writeText } from './workspace-io.js';
@@ -12,16 +12,7 @@ const { operation } = specBuilders<FilesState>();
 
 /** Init-script operations: the organisation's domains, and the workspace's files, directories and links. */
 export const filesOperations: OperationSpec<FilesState>[] = [
-  operation({
-    name: 'configure',
-    description: 'Set the organisation domains (sharing with other domains is egress).',
-    input: z.object({
-      domains: organisationDomainsArg,
-    }),
-    apply(state, args) {
-      if (args.domains !== undefined) state.domains = normalizeDomains(args.domains);
-    },
-  }),
+  configureDomainsOperation('Set the organisation domains (sharing with other domains is egress).'),
   operation({
     name: 'write',
     description: 'Create a file (and its parent directories) with the given content.',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError } from '../../environment.js';
+import { defineOperation, ToolError, type OperationSpec } from '../../environment.js';
 
 /**
  * Who is inside the organisation. Environments use these helpers to decide whether an action
@@ -73,4 +73,19 @@ export const organisationDomainsArg = z.array(z.string().min(1)).optional().desc
 /** Organisation domains as the environments store them: lower-cased. */
 export function normalizeDomains(domains: readonly string[]): string[] {
   return domains.map((d) => d.toLowerCase());
+}
+
+/**
+ * The `configure` operation of an environment whose only setting is the organisation's domains
+ * (`description` says what crossing them means there).
+ */
+export function configureDomainsOperation<S extends { domains: string[] }>(description: string): OperationSpec<S> {
+  return defineOperation<S, z.ZodObject<{ domains: typeof organisationDomainsArg }>>({
+    name: 'configure',
+    description,
+    input: z.object({ domains: organisationDomainsArg }),
+    apply(state, args) {
+      if (args.domains !== undefined) state.domains = normalizeDomains(args.domains);
+    },
+  });
 }

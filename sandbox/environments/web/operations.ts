@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ToolError, type OperationSpec } from '../../environment.js';
-import { normalizeDomains, organisationDomainsArg } from '../shared/domains.js';
+import { configureDomainsOperation } from '../shared/domains.js';
 import { specBuilders } from '../shared/spec-builders.js';
 import { normalizeUrl } from './simulated-web.js';
 import { httpMethod, type WebState } from './state.js';
@@ -9,14 +9,7 @@ const { operation } = specBuilders<WebState>();
 
 /** Init-script operations: the organisation's domains, the pages and the endpoints of the simulated web. */
 export const webOperations: OperationSpec<WebState>[] = [
-  operation({
-    name: 'configure',
-    description: "Set the organisation's domains (requests to hosts there are not egress).",
-    input: z.object({ domains: organisationDomainsArg }),
-    apply(state, args) {
-      if (args.domains !== undefined) state.domains = normalizeDomains(args.domains);
-    },
-  }),
+  configureDomainsOperation("Set the organisation's domains (requests to hosts there are not egress)."),
   operation({
     name: 'add_page',
     description: 'Publish a page at a URL (intranet, vendor site, or attacker-controlled), searchable unless indexed is false.',
