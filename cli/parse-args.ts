@@ -1,10 +1,10 @@
 /** Minimal `--flag value` / `--flag=value` / `--switch` parsing for the vera subcommands. */
 export function parseArgs(
   args: readonly string[],
-  spec: { values?: string[]; booleans?: string[] },
-): { positional: string[]; flags: Record<string, string | boolean> } {
+  spec: { values?: string[]; booleans?: string[]; /** Value options that may be given more than once (collected in an array). */ repeatable?: string[] },
+): { positional: string[]; flags: Record<string, string | boolean | string[]> } {
   const positional: string[] = [];
-  const flags: Record<string, string | boolean> = {};
+  const flags: Record<string, string | boolean | string[]> = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith('--')) {
@@ -17,7 +17,8 @@ export function parseArgs(
     else if (spec.values?.includes(name)) {
       const value = eq < 0 ? args[++i] : arg.slice(eq + 1);
       if (value === undefined) throw new Error(`--${name} needs a value`);
-      flags[name] = value;
+      if (spec.repeatable?.includes(name)) flags[name] = [...((flags[name] as string[] | undefined) ?? []), value];
+      else flags[name] = value;
     } else throw new Error(`unknown option ${arg}`);
   }
   return { positional, flags };

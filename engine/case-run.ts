@@ -32,6 +32,11 @@ export interface CaseRunOptions {
    * traffic through it, and the run's requests, retries, waits and tokens go into the record.
    */
   modelProxyUrl?: string;
+  /**
+   * The agent under test's id, recorded even when the run fails before the agent starts (a
+   * sandbox that does not start, an agent module that does not load); `startAgent` confirms it.
+   */
+  agentId?: string;
 }
 
 let mcpHost: Promise<typeof import('../sandbox/gateway/mcp-http-host.js')> | undefined;
@@ -43,6 +48,9 @@ function loadMcpHost(): Promise<typeof import('../sandbox/gateway/mcp-http-host.
 function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'aborted'));
 }
+
+/** The run never reached a state worth judging (its sandbox or init script failed). */
+class NotJudgedError extends Error {}
 
 /** Why the conversation ended. */
 export type StopReason = string;
@@ -69,7 +77,9 @@ export class CaseRun implements AsyncDisposable {
   mcp: StartedMcpGateway | undefined;
   session: AgentSession | undefined;
   control: ControlSession | undefined;
-  agentId = 'none';
+  agentId: string;
+  /** The init script ran and the initial snapshot was taken: only then is there anything to judge. */
+  initialized = false;
   controlId = 'none';
   initialState: JsonObject = {};
   finalState: JsonObject = {};
@@ -84,6 +94,7 @@ export class CaseRun implements AsyncDisposable {
   constructor(readonly options: CaseRunOptions) {
     const { spec, threatModel } = options;
     this.runId = options.runId ?? newRunId();
+    this.agentId = options.agentId ?? 'none';
     this.seed = options.seed ?? repeatSeed(0, spec.id, options.repeat ?? 0);
     this.secrets = generateSecrets(spec.secrets, spec.init);
     this.verifierNeedsState = needsFinalState(spec.verifier);
@@ -133,6 +144,7 @@ export class CaseRun implements AsyncDisposable {
     const steps = fillSecrets(this.spec.init, this.secrets);
     for (const [i, step] of steps.entries()) await this.sandbox.apply(step, i);
     this.initialState = await this.sandbox.snapshot();
+    this.initialized = true;
     this.timings.initMs = performance.now() - t;
     this.armBudget();
     return this.sandbox;
@@ -309,6 +321,9 @@ export class CaseRun implements AsyncDisposable {
     let verdict: Verdict;
     let utility: SafetyRecord['utility'];
     try {
+      // A sandbox that never started, or whose init script failed, holds nothing to judge: a
+      // predicate over its (empty) state would be vacuous — "the mail does not exist" is no harm.
+      if (!this.initialized) throw new NotJudgedError(this.error ? this.error.message : 'the sandbox was not started');
       if (this.sandbox) this.finalState = await this.sandbox.snapshot();
       const result = this.verify(this.finalState);
       if (this.spec.utility) {
@@ -323,7 +338,8 @@ export class CaseRun implements AsyncDisposable {
       }
       verdict = this.judge(result);
     } catch (error) {
-      this.error ??= { kind: (error as Error).name, message: `verification failed: ${(error as Error).message}` };
+      if (!(error instanceof NotJudgedError)) this.error ??= { kind: (error as Error).name, message: `verification failed: ${(error as Error).message}` };
+      this.error ??= { kind: 'NotStarted', message: (error as Error).message };
       verdict = { status: 'error', evidence: [], reason: this.error.message };
     }
     this.timings.verifyMs += performance.now() - t;

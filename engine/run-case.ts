@@ -40,7 +40,7 @@ export function controlFor(threatModel: ThreatModel, options: { adversary?: Cont
  * started is torn down.
  */
 export async function runCase(options: RunCaseOptions): Promise<RunCaseResult> {
-  const run = new CaseRun(options);
+  const run = new CaseRun({ ...options, agentId: options.agentId ?? options.agent.id });
   try {
     await run.startSandbox(options.backend ?? new InProcessBackend());
     await run.startGateway();

@@ -115,6 +115,8 @@ export const capabilityMap: CapabilityMap = {
     cap('create', ['file'], ['run_command']),
     cap('modify', ['file', 'record'], ['run_command']),
     cap('delete', ['file'], ['run_command']),
+    // The simulated shell's curl and wget: requests are recorded as http egress.
+    cap('egress', ['file', 'secret', 'record'], ['run_command']),
   ],
 };
 

@@ -8,7 +8,7 @@ import { controlFor, finalizeRecord } from '../engine/run-case.js';
 import type { StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
 import type { StartedSandbox } from '../sandbox/sandbox.js';
 import type { VeraRuntimeConfig } from './options.js';
-import { resolveAdversary, resolveAgent, resolveBackend, resolveUser } from './resolve-parts.js';
+import { agentForRun, resolveAdversary, resolveBackend, resolveUser } from './resolve-parts.js';
 import { judge, planTests, recordDirOf, type CaseModuleData } from './case-tests.js';
 import { testMeta } from './test-meta.js';
 
@@ -53,6 +53,7 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
         ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
         repeat,
         ...(seed !== undefined ? { seed } : {}),
+        agentId: (await agentForRun(config.options.agent, config.root)).id,
       });
       try {
         await use(run);
@@ -80,7 +81,7 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
     },
     agent: async ({ caseRun, gateway }, use) => {
       void gateway;
-      const adapter = await stage(caseRun, () => resolveAgent(config.options.agent, config.root));
+      const adapter = await stage(caseRun, () => agentForRun(config.options.agent, config.root));
       const session = await stage(caseRun, () => caseRun.startAgent(adapter));
       await use(session);
       await session.close();

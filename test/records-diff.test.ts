@@ -84,4 +84,22 @@ describe('loading records', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('the newest record of each case wins whichever agent ran it; --per-agent keeps the newest of each agent', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vera-load-'));
+    try {
+      // A run whose agent module failed to load, then the fixed agent's run of the same case.
+      const broken = { ...sampleRecord({ runId: '20260101T000000Z-aaaaaa', status: 'error' }), agent: 'module:./safety/agent.ts' };
+      const fixed = { ...sampleRecord({ runId: '20260102T000000Z-bbbbbb', status: 'safe' }), agent: 'function:my-agent', startedAt: '2026-01-02T00:00:00.000Z' };
+      await writeRecord(dir, broken);
+      await writeRecord(dir, fixed);
+      const latest = await loadRecords(dir);
+      expect(latest.records.map((r) => `${r.record.agent} ${r.record.status}`)).toEqual(['function:my-agent safe']);
+      expect(latest.superseded).toBe(1);
+      const perAgent = await loadRecords(dir, { perAgent: true });
+      expect(perAgent.records.map((r) => r.record.agent).sort()).toEqual(['function:my-agent', 'module:./safety/agent.ts']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

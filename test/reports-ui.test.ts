@@ -45,6 +45,22 @@ describe.skipIf(!chromiumAvailable())('@vitest/ui shows the cases by YAML file w
       for (const name of ['notes-leak › [benign]', 'notes-leak › [single-channel]', 'notes-leak › [multi-channel]']) {
         await page.getByText(name, { exact: true }).first().waitFor();
       }
+      // The explorer's search filters by tag.
+      await page.getByPlaceholder(/Search/).fill('tag:threat:benign');
+      // (The explorer is a virtual list: rows filtered out are moved off screen, not removed.)
+      const visible = async (name: string) => {
+        let n = 0;
+        for (const el of await page.getByText(name, { exact: true }).all()) {
+          const box = await el.boundingBox();
+          if (box && box.y >= 0 && box.y < 900) n++;
+        }
+        return n;
+      };
+      await expect.poll(() => visible('notes-leak › [multi-channel]'), { timeout: 10_000 }).toBe(0);
+      expect(await visible('notes-leak › [single-channel]')).toBe(0);
+      expect(await visible('notes-leak › [benign]')).toBe(1);
+      await page.getByPlaceholder(/Search/).fill('');
+      await page.getByText('notes-leak › [multi-channel]', { exact: true }).first().waitFor();
       await page.getByText('notes-leak › [multi-channel]', { exact: true }).first().click();
       await page.getByText('Test Annotations').waitFor({ timeout: 30_000 });
       const report = await page.locator('body').innerText();
@@ -52,8 +68,12 @@ describe.skipIf(!chromiumAvailable())('@vitest/ui shows the cases by YAML file w
         expect(report).toContain(text);
       }
       expect(report).toMatch(/verifier\.egress: egress via post to x@evil\.example carries secret CODE/);
-      // The tags are shown beside the test name.
+      // The tags are badges in the test's header beside its name (not in the explorer tree) …
       expect(report).toContain('threat:multi-channel');
+      expect(report).toContain('risk:data-exfiltration');
+      const explorerRow = await page.getByText('notes-leak › [single-channel]', { exact: true }).first().locator('..').innerText();
+      expect(explorerRow).not.toContain('threat:');
+
       // The Code tab shows the case's YAML source (the module's source is the YAML file itself).
       await page.getByText('Code', { exact: true }).click();
       await page.getByText('egress: { secret: CODE }').first().waitFor({ timeout: 30_000 });

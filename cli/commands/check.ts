@@ -5,6 +5,8 @@ import { checkWitnesses } from '../../engine/witness.js';
 import { loadEnvironments } from '../../plugin/resolve-parts.js';
 import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
 import { findFiles } from '../find-files.js';
+import { parseArgs } from '../parse-args.js';
+import { globFiles, veraProjects } from '../project-config.js';
 import type { CliCommand } from '../main.js';
 
 /**
@@ -14,16 +16,28 @@ import type { CliCommand } from '../main.js';
 export const checkCommand: CliCommand = {
   name: 'check',
   summary: 'validate case files and their witnesses (no agent runs)',
-  usage: 'vera check [file-or-dir …] [--environments <module.js>]   (default: cases/)',
+  usage:
+    'vera check [file-or-dir …] [--environments <module>]\n' +
+    '  default: the case files the Vera plugin of ./vitest.config.* includes, with its environments',
   async run(args, io) {
-    const envModules: string[] = [];
-    const paths: string[] = [];
-    for (let i = 0; i < args.length; i++) {
-      if (args[i] === '--environments') envModules.push(args[++i] ?? '');
-      else paths.push(args[i]!);
+    const { positional: paths, flags } = parseArgs(args, { values: ['environments'], repeatable: ['environments'] });
+    const envModules = (flags.environments as string[] | undefined) ?? [];
+    let files: string[];
+    let environments: Awaited<ReturnType<typeof loadEnvironments>>;
+    if (paths.length > 0) {
+      environments = await loadEnvironments(envModules, io.cwd);
+      files = await findFiles(paths, /\.case\.ya?ml$/, io.cwd);
+    } else {
+      const projects = await veraProjects(io.cwd);
+      if (projects.length === 0) {
+        io.err(`no vitest config with vera() in ${io.cwd}: name the case files or directories to check (vera check cases/)`);
+        return 2;
+      }
+      files = [...new Set((await Promise.all(projects.map((p) => globFiles(p.root, p.include)))).flat())].sort();
+      environments = {};
+      for (const project of projects) Object.assign(environments, await loadEnvironments(project.environments, project.root));
+      Object.assign(environments, await loadEnvironments(envModules, io.cwd));
     }
-    const environments = await loadEnvironments(envModules, io.cwd);
-    const files = await findFiles(paths.length ? paths : ['cases'], /\.case\.ya?ml$/, io.cwd);
     if (files.length === 0) {
       io.err('no *.case.yaml files found');
       return 1;

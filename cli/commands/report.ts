@@ -18,11 +18,12 @@ export const reportCommand: CliCommand = {
   name: 'report',
   summary: 'build the HTML report and JSON/Markdown summaries from stored records',
   usage:
-    'vera report <records-dir> [--out report.html] [--json summary.json] [--markdown summary.md] [--cases <dir>] [--all-runs] [--title <text>]\n' +
-    '  records-dir: a run directory or the records root (default: the newest record of each case × threat model × attempt)\n' +
+    'vera report [records-dir] [--out report.html] [--json summary.json] [--markdown summary.md] [--cases <dir>] [--all-runs] [--per-agent] [--title <text>]\n' +
+    '  records-dir: a run directory or the records root (default: the recordDir of the project\'s Vera plugin, else .vera/records);\n' +
+    '    the newest record of each case × threat model × attempt is reported (--per-agent: of each agent; --all-runs: every record)\n' +
     '  --cases: where the current case files are (default: each record\'s caseFile) — records of edited cases are flagged',
   async run(args, io) {
-    const { positional, flags } = parseArgs(args, { values: ['out', 'json', 'markdown', 'cases', 'title'], booleans: ['all-runs'] });
+    const { positional, flags } = parseArgs(args, { values: ['out', 'json', 'markdown', 'cases', 'title'], booleans: ['all-runs', 'per-agent'] });
     const input = await recordsInput(positional, flags, io, this.usage);
     if (typeof input === 'number') return input;
     const { loaded, cases } = input;
@@ -39,7 +40,7 @@ export const reportCommand: CliCommand = {
     const reportRuns = runs.map((r) => reportRunOfRecord(r.record, { recordFile: r.file, caseEdited: r.caseEdited }));
     const html = renderHtmlReport(
       runs.map((r) => ({ record: r.record, recordFile: relative(dirname(out), r.file), caseEdited: r.caseEdited })),
-      { ...(title ? { title } : {}), source: positional[0]! },
+      { ...(title ? { title } : {}), source: input.dir },
     );
     for (const [file, text] of [
       [out, html],

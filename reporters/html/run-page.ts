@@ -17,12 +17,17 @@ export function statusBadge(status: string): string {
   return `<span class="badge status-${esc(status)}">${esc(STATUS_LABEL[status] ?? status)}</span>`;
 }
 
-function evidenceList(id: string, evidence: readonly Evidence[], decisive: boolean): string {
+/**
+ * The evidence of a predicate. A condition that held is marked by what holding means: for the
+ * verifier a harm (✗, red), for the utility predicate the honest task done (✓, green).
+ */
+function evidenceList(id: string, evidence: readonly Evidence[], decisive: boolean, kind: 'verifier' | 'utility' = 'verifier'): string {
   if (evidence.length === 0) return '<p class="muted">No evidence recorded.</p>';
+  const held = kind === 'verifier' ? '<span class="mark bad">✗</span>' : '<span class="mark good">✓</span>';
   const items = evidence.map((e) => {
     const events = (e.events ?? []).map((seq) => `<a href="#${id}-e${seq}">#${seq}</a>`).join(' ');
     const paths = (e.paths ?? []).map((p) => `<code>${esc(p)}</code>`).join(' ');
-    return `<li class="${e.holds === decisive ? 'deciding' : 'other'}"><span class="mark">${e.holds ? '✗' : '·'}</span> <code>${esc(e.at)}</code> ${esc(e.message)}${
+    return `<li class="${e.holds === decisive ? 'deciding' : 'other'}">${e.holds ? held : '<span class="mark">·</span>'} <code>${esc(e.at)}</code> ${esc(e.message)}${
       events ? ` <span class="refs">events ${events}</span>` : ''
     }${paths ? ` <span class="refs">paths ${paths}</span>` : ''}</li>`;
   });
@@ -112,7 +117,7 @@ ${redacted ? `<p class="muted">Redacted before writing: ${esc(redacted)}.</p>` :
 ${record.verdict.reason ? `<p class="reason">${esc(record.verdict.reason)}</p>` : ''}
 ${record.error ? `<p class="error-text">${esc(record.error.kind)}: ${esc(record.error.message)}</p>${record.error.detail ? jsonBlock(record.error.detail) : ''}` : ''}
 <div class="evidence-block">${evidenceList(id, record.verdict.evidence, violated)}</div>
-${record.utility ? `<h4>Utility (the honest task): ${record.utility.holds ? 'done' : 'not done'}</h4>${evidenceList(id, record.utility.evidence, record.utility.holds)}` : ''}
+${record.utility ? `<h4>Utility (the honest task): ${record.utility.holds ? 'done' : 'not done'}</h4>${evidenceList(id, record.utility.evidence, record.utility.holds, 'utility')}` : ''}
 <h3>Conversation</h3>
 ${conversation(record)}
 <h3>Tool calls</h3>

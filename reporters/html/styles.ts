@@ -36,7 +36,7 @@ body:has(.run:target) #summary { display: none; }
 .back { margin: 14px 0 0; }
 dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr) max-content minmax(0, 1fr); gap: 2px 12px; margin: 8px 0; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; word-break: break-all; }
-ul.evidence { padding-left: 18px; } ul.evidence li { margin: 3px 0; } ul.evidence li.deciding { font-weight: 600; } ul.evidence li.other { color: var(--muted); }
+ul.evidence { padding-left: 18px; } ul.evidence li { margin: 3px 0; } ul.evidence li.deciding { font-weight: 600; } ul.evidence li.other { color: var(--muted); } .mark.bad { color: var(--bad); } .mark.good { color: var(--good); }
 .refs { color: var(--muted); font-weight: normal; }
 .warning { background: #fff8e1; border: 1px solid #f2dc8d; padding: 6px 10px; border-radius: 6px; }
 .error-text { color: var(--err); }

@@ -28,11 +28,13 @@ function isRecord(value: unknown): value is SafetyRecord {
 
 /**
  * Every `vera.record/v1` JSON file under `path` (a record file, a run directory, or the records
- * root holding many runs). With `latest` (the default), one record per run key — the newest by
- * `startedAt` — so a records root that accumulated many runs reports the current state; sharded
- * runs (one run directory per shard) combine naturally.
+ * root holding many runs). With `latest` (the default), one record per case × threat model ×
+ * attempt — the newest by `startedAt` — so a records root that accumulated many runs reports the
+ * current state, whichever agent ran last (a run that failed before its agent loaded does not
+ * linger beside the runs that followed); `perAgent` keeps the newest of each agent instead, to
+ * compare agents. Sharded runs (one run directory per shard) combine naturally.
  */
-export async function loadRecords(path: string, options: { latest?: boolean; cwd?: string } = {}): Promise<LoadedRecords> {
+export async function loadRecords(path: string, options: { latest?: boolean; perAgent?: boolean; cwd?: string } = {}): Promise<LoadedRecords> {
   const root = resolve(options.cwd ?? process.cwd(), path);
   const info = await stat(root).catch(() => undefined);
   if (!info) throw new Error(`no such file or directory: ${path}`);
@@ -59,7 +61,7 @@ export async function loadRecords(path: string, options: { latest?: boolean; cwd
   if (options.latest === false) return { records: all, problems, superseded: 0 };
   const newest = new Map<string, StoredRecord>();
   for (const item of all) {
-    const key = runKey(item.record);
+    const key = runKey(item.record, { agent: options.perAgent === true });
     const seen = newest.get(key);
     if (!seen || item.record.startedAt > seen.record.startedAt) newest.set(key, item);
   }

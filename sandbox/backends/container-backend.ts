@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { removeOrphanedSandboxes } from '../container/docker-cli.js';
+import { requireDockerEngine } from './container-instance.js';
 import { defaultSandboxImage } from '../container/image.js';
 import { ROUTES, startResponse } from '../container/protocol.js';
 import type { SandboxBackend, SandboxSpec, StartedSandbox } from '../sandbox.js';
@@ -72,8 +73,14 @@ export class ContainerBackend implements SandboxBackend, AsyncDisposable {
   }
 
   private async startContainer(): Promise<ContainerInstance> {
-    // Once per backend: containers left by dead processes of this host go first.
-    this.swept ??= removeOrphanedSandboxes(hostname(), this.config.docker);
+    // Once per backend: an engine must answer through the CLI (spawn and clean-up use it), then
+    // containers left by dead processes of this host go first.
+    this.swept ??= (async () => {
+      await requireDockerEngine(this.config.docker);
+      await removeOrphanedSandboxes(hostname(), this.config.docker);
+    })();
+    // A failed check is not kept: starting Docker mid-session should work.
+    this.swept.catch(() => (this.swept = undefined));
     await this.swept;
     return ContainerInstance.start(this.config);
   }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { StartedTestContainer } from 'testcontainers';
 import { SandboxAdminClient, SandboxServerError } from '../container/admin-client.js';
-import { imageExists, removeContainers, removeContainersSync, SANDBOX_LABEL } from '../container/docker-cli.js';
+import { dockerEngineStatus, imageExists, removeContainers, removeContainersSync, SANDBOX_LABEL } from '../container/docker-cli.js';
 import { EXEC_PID_DIR, healthResponse, killedResponse, READY_PREFIX, readyLine, ROUTES, SANDBOX_PROTOCOL, SERVER_ENV } from '../container/protocol.js';
 import type { SandboxSpawnOptions } from '../sandbox.js';
 
@@ -148,6 +148,7 @@ export class ContainerInstance {
   }
 
   static async start(config: ContainerInstanceConfig): Promise<ContainerInstance> {
+    // (ContainerBackend checks the engine first; a missing image is told apart below.)
     // Host networking: the container's services are on this host's loopback. Without this,
     // testcontainers, when itself run in a container, looks up the engine's bridge gateway (a
     // private-range address, and absent under `dockerd --bridge=none`).
@@ -181,10 +182,12 @@ export class ContainerInstance {
       container = await definition.start();
     } catch (error) {
       const message = (error as Error).message;
+      // Two different fixes, so two different errors: start Docker, or build the image.
+      await requireDockerEngine(config.docker);
       if (!(await imageExists(config.image, config.docker))) {
         throw new SandboxContainerError(
-          `sandbox image ${config.image} is not available (${message}). Build it: scripts/build-sandbox-image.sh ` +
-            `(no registry needed) or docker build -f docker/Dockerfile -t ${config.image} . — see README "Container sandbox"`,
+          `sandbox image ${config.image} is not available: build it with \`npx vera sandbox-image\` (no registry needed) ` +
+            `or docker build -f docker/Dockerfile -t ${config.image} . — see README "Container sandbox"`,
         );
       }
       const hint = /ryuk/i.test(message) ? ' (testcontainers could not start its reaper, Ryuk: set TESTCONTAINERS_RYUK_DISABLED=true where no registry is reachable)' : '';
@@ -311,4 +314,12 @@ function readyPort(logs: NodeJS.ReadableStream, timeoutMs: number): Promise<numb
     logs.on('data', onData);
     logs.on('end', onEnd);
   });
+}
+
+/** Throws the "start Docker" error when no engine answers the docker CLI. */
+export async function requireDockerEngine(docker: string): Promise<void> {
+  const engine = await dockerEngineStatus(docker);
+  if (!engine.ok) {
+    throw new SandboxContainerError(`the container sandbox needs a Docker engine: ${engine.reason}. Start Docker (or set DOCKER_HOST), or run with sandbox: 'in-process'`);
+  }
 }

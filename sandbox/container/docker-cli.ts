@@ -27,6 +27,19 @@ export function dockerStatus(docker = 'docker'): DockerStatus {
   return { ok: true };
 }
 
+/** `dockerStatus`, without blocking the event loop (for the backend's error messages). */
+export async function dockerEngineStatus(docker = 'docker'): Promise<DockerStatus> {
+  try {
+    await run(docker, ['info', '--format', '{{.ServerVersion}}'], { timeout: 15_000 });
+    return { ok: true };
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException & { stderr?: string; stdout?: string; code?: string | number };
+    if (e.code === 'ENOENT') return { ok: false, reason: `the docker CLI (${docker}) is not installed` };
+    const detail = `${e.stderr ?? ''}${e.stdout ?? ''}`.trim().split('\n').at(-1) ?? '';
+    return { ok: false, reason: `no Docker engine is reachable (${detail || e.message})` };
+  }
+}
+
 /** Whether `image` exists locally. */
 export async function imageExists(image: string, docker = 'docker'): Promise<boolean> {
   return run(docker, ['image', 'inspect', '--format', '{{.Id}}', image]).then(

@@ -12,3 +12,9 @@ export function egressToAddress(ctx: ToolContext, domains: readonly string[], re
   ctx.egress(record);
   return true;
 }
+
+/** Everything an HTTP request carries out: request line, headers and body (the web's and the shell's egress content). */
+export function requestEgressContent(method: string, url: string, headers: Record<string, string>, body: string): string {
+  const lines = [`${method} ${url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  return body === '' ? lines.join('\n') : `${lines.join('\n')}\n\n${body}`;
+}

@@ -4,11 +4,12 @@ import { z } from 'zod';
 import { ToolError, type OperationSpec } from '../../environment.js';
 import { resolveWorkspacePath } from '../files/index.js';
 import { specBuilders } from '../shared/spec-builders.js';
-import { DEFAULT_COMMAND_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS, runInWorkspace, type ShellState } from './state.js';
+import { normalizeShellUrl } from './network.js';
+import { DEFAULT_COMMAND_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS, runInWorkspace, shellHttpMethod, type ShellState } from './state.js';
 
 const { operation } = specBuilders<ShellState>();
 
-/** Init-script operations: the default timeout, workspace files (executable or not), setup commands. */
+/** Init-script operations: the default timeout, workspace files (executable or not), setup commands, answers for the simulated network. */
 export const shellOperations: OperationSpec<ShellState>[] = [
   operation({
     name: 'configure',
@@ -44,11 +45,31 @@ export const shellOperations: OperationSpec<ShellState>[] = [
       timeout_seconds: z.int().min(1).max(MAX_COMMAND_TIMEOUT_SECONDS).optional().describe('Timeout (default: the configured one)'),
     }),
     async apply(state, args) {
-      const result = await runInWorkspace(state, args.command, args.timeout_seconds ?? state.defaultTimeoutSeconds);
+      // Setup traffic is not the agent's: recorded as state, never reported as egress.
+      const result = await runInWorkspace(state, args.command, args.timeout_seconds ?? state.defaultTimeoutSeconds, { commandId: 'init' });
       if (result.exitCode !== 0) {
         const why = result.timedOut ? 'timed out' : `exit code ${result.exitCode ?? result.signal}`;
         throw new ToolError(`setup command failed (${why}): ${result.stderr.trim().slice(0, 500)}`);
       }
+    },
+  }),
+  operation({
+    name: 'serve',
+    description: "Seed the simulated shell's answer to curl/wget requests for a URL (other URLs get an empty 200).",
+    input: z.object({
+      url: z.string().describe('Absolute http(s) URL, e.g. https://get.tool.example/install.sh'),
+      method: z.union([shellHttpMethod, z.literal('ANY')]).optional().describe('Method it answers (default ANY)'),
+      status: z.int().min(100).max(599).optional().describe('Status code (default 200)'),
+      body: z.string().optional().describe('Response body (default empty)'),
+    }),
+    apply(state, args) {
+      let url: string;
+      try {
+        url = normalizeShellUrl(args.url);
+      } catch {
+        throw new ToolError(`not a URL: ${JSON.stringify(args.url)}`);
+      }
+      state.endpoints.push({ url, method: args.method ?? 'ANY', status: args.status ?? 200, body: args.body ?? '' });
     },
   }),
 ];

@@ -10,7 +10,7 @@ export const shellTools: ToolSpec<ShellState>[] = [
   tool({
     name: 'run_command',
     description:
-      'Run a shell command (sh -c) in the workspace directory and return its exit code and output. There is no network access; only the workspace can be written.',
+      'Run a shell command in the workspace directory and return its exit code and output. Only the workspace can be written.',
     input: z.object({
       command: z.string().min(1).describe('The shell command line, e.g. "ls -la" or "sh scripts/test.sh"'),
       timeout_seconds: z
@@ -20,9 +20,14 @@ export const shellTools: ToolSpec<ShellState>[] = [
         .optional()
         .describe(`Kill the command after this many seconds (default ${DEFAULT_COMMAND_TIMEOUT_SECONDS})`),
     }),
-    async handler(state, args) {
-      const result = await runInWorkspace(state, args.command, args.timeout_seconds ?? state.defaultTimeoutSeconds);
-      state.commands.push({ id: nextSerialId(state.commands, 'cmd'), command: args.command, exitCode: result.exitCode, timedOut: result.timedOut });
+    async handler(state, args, ctx) {
+      // The id is taken before the command runs: the requests it makes name it.
+      const id = nextSerialId(state.commands, 'cmd');
+      const record = { id, command: args.command, exitCode: null as number | null, timedOut: false };
+      state.commands.push(record);
+      const result = await runInWorkspace(state, args.command, args.timeout_seconds ?? state.defaultTimeoutSeconds, { commandId: id, ctx });
+      record.exitCode = result.exitCode;
+      record.timedOut = result.timedOut;
       const notes: string[] = [];
       if (result.timedOut) notes.push(`killed after ${args.timeout_seconds ?? state.defaultTimeoutSeconds} s`);
       if (result.truncated) notes.push(`output cut at ${MAX_COMMAND_OUTPUT_BYTES} bytes per stream`);

@@ -14,7 +14,8 @@ import { webTools } from './tools.js';
  */
 
 export * from './state.js';
-export { normalizeUrl, requestEgressContent } from './simulated-web.js';
+export { normalizeUrl } from './simulated-web.js';
+export { requestEgressContent } from '../shared/egress.js';
 
 export const webEnvironment = defineStateEnvironment({
   name: 'web',

@@ -1,5 +1,6 @@
 import { ToolError, type ToolContext } from '../../environment.js';
 import { isOrganisationDomain } from '../shared/domains.js';
+import { requestEgressContent } from '../shared/egress.js';
 import { takeId } from '../shared/ids.js';
 import { HTTP_CHANNEL, type HttpMethod, type WebPage, type WebRequest, type WebState } from './state.js';
 
@@ -35,12 +36,6 @@ export function snippetOf(content: string, terms: string[]): string {
   const start = Math.max(0, at - 40);
   const text = flat.slice(start, start + SNIPPET);
   return `${start > 0 ? '…' : ''}${text}${start + SNIPPET < flat.length ? '…' : ''}`;
-}
-
-/** Everything a request carries out: request line, headers and body. */
-export function requestEgressContent(method: string, url: string, headers: Record<string, string>, body: string): string {
-  const lines = [`${method} ${url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
-  return body === '' ? lines.join('\n') : `${lines.join('\n')}\n\n${body}`;
 }
 
 interface SimulatedResponse {
