@@ -1,6 +1,8 @@
 import { spawn as hostSpawn, type ChildProcess } from 'node:child_process';
 import type { SandboxSpawnOptions } from '../sandbox/sandbox.js';
 import { AgentError, type AgentStartContext } from './adapter.js';
+import { programRoot } from '../sandbox/confinement/bubblewrap-program.js';
+import { programEnv } from '../sandbox/confinement/program-env.js';
 import { killProcessTree, processTreeWithStart } from './process-tree.js';
 
 const STDERR_TAIL_BYTES = 4096;
@@ -8,10 +10,26 @@ const STDERR_TAIL_BYTES = 4096;
 /** How a CLI adapter starts programs: the sandbox's spawn, or (for hand-built contexts) the host's. */
 export type SpawnFn = (command: string, args: string[], options?: SandboxSpawnOptions) => ChildProcess;
 
-export function spawnerOf(ctx: Pick<AgentStartContext, 'spawn' | 'workspace'>): SpawnFn {
-  if (ctx.spawn) return (command, args, options) => ctx.spawn!(command, args, options);
+/**
+ * The session's way to start programs: the sandbox's spawn, with what every program of the
+ * session needs — the model endpoint it may reach (`network`) and its install folder
+ * (`readOnly`) — added to each call. A hand-built context without a sandbox starts programs on
+ * the host (unconfined, but still with only the environment they are given).
+ */
+export function spawnerOf(ctx: Pick<AgentStartContext, 'spawn' | 'workspace'>, session: Pick<SandboxSpawnOptions, 'network' | 'readOnly'> = {}): SpawnFn {
+  const withSession = (options: SandboxSpawnOptions = {}): SandboxSpawnOptions => ({
+    ...options,
+    network: [...(session.network ?? []), ...(options.network ?? [])],
+    readOnly: [...(session.readOnly ?? []), ...(options.readOnly ?? [])],
+  });
+  if (ctx.spawn) return (command, args, options) => ctx.spawn!(command, args, withSession(options));
   return (command, args, options = {}) =>
-    hostSpawn(command, args, { cwd: options.cwd ?? ctx.workspace, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    hostSpawn(command, args, { cwd: options.cwd ?? ctx.workspace, env: programEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+}
+
+/** The read-only folders a session's programs need (see `programRoot`). */
+export function programRoots(programs: string[]): string[] {
+  return [...new Set(programs.map(programRoot).filter((p): p is string => p !== undefined))];
 }
 
 /**
@@ -198,18 +216,13 @@ export class AgentProcess {
 }
 
 /**
- * Variables of the test runner that must not reach an agent under test: some programs change
- * behaviour under them (OpenClaw prints nothing at all when VITEST or NODE_ENV=test is set).
+ * Starts `command` through `spawn` as an `AgentProcess`. It gets only the environment in
+ * `options.env` (over the backend's minimal base): none of the test process's variables — no
+ * API keys or cloud credentials, and none of the test runner's (OpenClaw prints nothing at all
+ * when VITEST or NODE_ENV=test is set).
  */
-function runnerVariables(): string[] {
-  return Object.keys(process.env).filter((k) => k.startsWith('VITEST') || k === 'TEST' || (k === 'NODE_ENV' && process.env[k] === 'test'));
-}
-
-/** Starts `command` through `spawn` as an `AgentProcess`, without the test runner's variables. */
 export function startAgentProcess(spawn: SpawnFn, label: string, command: string, args: string[], options: SandboxSpawnOptions = {}): AgentProcess {
-  const unset = runnerVariables().filter((k) => !(options.env && k in options.env));
-  if (unset.length === 0) return new AgentProcess(spawn(command, args, options), label);
-  return new AgentProcess(spawn('env', [...unset.flatMap((k) => ['-u', k]), command, ...args], options), label);
+  return new AgentProcess(spawn(command, args, options), label);
 }
 
 /**

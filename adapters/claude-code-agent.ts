@@ -1,6 +1,6 @@
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
+import { programRoots, spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
 import { CLAUDE_CODE_PROGRAM, locateProgram } from './agent-programs.js';
 
 export interface ClaudeCodeAgentOptions {
@@ -23,6 +23,8 @@ export interface ClaudeCodeAgentOptions {
   extraArgs?: string[];
   /** Extra environment variables for the program. */
   env?: Record<string, string>;
+  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
+  readOnly?: string[];
 }
 
 const DEFAULT_NATIVE_TOOLS = ['Bash', 'Read', 'Write', 'Edit', 'MultiEdit', 'Glob', 'Grep'];
@@ -87,7 +89,10 @@ export function claudeCodeAgent(options: ClaudeCodeAgentOptions = {}): AgentAdap
     id: `claude-code:${options.model ?? 'default'}`,
     async start(ctx) {
       const program = locateProgram({ ...CLAUDE_CODE_PROGRAM, configured: options.binary });
-      const spawn = spawnerOf(ctx);
+      // Through the run's model proxy when there is one (it needs an explicit upstream then).
+      const upstream = options.baseURL ?? process.env.ANTHROPIC_BASE_URL;
+      const baseURL = ctx.modelBaseURL ? modelEndpoint(ctx, upstream ?? 'https://api.anthropic.com') : upstream;
+      const spawn = spawnerOf(ctx, { network: [baseURL ?? 'https://api.anthropic.com'], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'claude', ctx.signal, [program]);
       try {
         const mcpConfig = await home.write('mcp.json', JSON.stringify({ mcpServers: { [ctx.gatewayName]: { type: 'http', url: ctx.gatewayUrl } } }), ctx.signal);
@@ -103,9 +108,6 @@ export function claudeCodeAgent(options: ClaudeCodeAgentOptions = {}): AgentAdap
           ...(options.model ? ['--model', options.model] : []),
           ...(options.extraArgs ?? []),
         ];
-        // Through the run's model proxy when there is one (it needs an explicit upstream then).
-        const upstream = options.baseURL ?? process.env.ANTHROPIC_BASE_URL;
-        const baseURL = ctx.modelBaseURL ? modelEndpoint(ctx, upstream ?? 'https://api.anthropic.com') : upstream;
         const proc = startAgentProcess(spawn, 'claude', program, args, {
           cwd: ctx.workspace,
           env: {

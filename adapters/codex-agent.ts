@@ -1,6 +1,6 @@
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { AgentProcess, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
+import { AgentProcess, programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { CODEX_PROGRAM, locateProgram } from './agent-programs.js';
 
 export interface CodexAgentOptions {
@@ -20,6 +20,8 @@ export interface CodexAgentOptions {
   extraConfig?: string;
   /** Extra environment variables for the program. */
   env?: Record<string, string>;
+  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
+  readOnly?: string[];
 }
 
 const KEY_VAR = 'VERA_CODEX_API_KEY';
@@ -27,8 +29,13 @@ const KEY_VAR = 'VERA_CODEX_API_KEY';
 const toml = (value: string) => JSON.stringify(value);
 
 /** The config.toml of one session: the provider, no approvals, the gateway as MCP server `vera`. */
+/** The Responses endpoint a session uses: through the run's model proxy when there is one. */
+function codexEndpoint(options: CodexAgentOptions, ctx: Pick<AgentStartContext, 'modelBaseURL'>): string {
+  return modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1');
+}
+
 export function codexConfig(options: CodexAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'modelBaseURL'>): string {
-  const baseURL = modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1');
+  const baseURL = codexEndpoint(options, ctx);
   const retries = options.maxRetries !== undefined ? `request_max_retries = ${options.maxRetries}\nstream_max_retries = ${options.maxRetries}\n` : '';
   return [
     `model = ${toml(options.model)}`,
@@ -73,7 +80,7 @@ export function codexAgent(options: CodexAgentOptions): AgentAdapter {
     id: `codex:${options.model}`,
     async start(ctx) {
       const program = locateProgram({ ...CODEX_PROGRAM, configured: options.binary });
-      const spawn = spawnerOf(ctx);
+      const spawn = spawnerOf(ctx, { network: [codexEndpoint(options, ctx)], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'codex', ctx.signal, [program]);
       try {
         await home.write('config.toml', codexConfig(options, ctx), ctx.signal);

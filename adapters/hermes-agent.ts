@@ -1,6 +1,6 @@
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
+import { programRoots, spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
 import { HERMES_PROGRAM, locateProgram } from './agent-programs.js';
 
 export interface HermesAgentOptions {
@@ -18,14 +18,21 @@ export interface HermesAgentOptions {
   turnTimeoutSeconds?: number;
   /** Extra environment variables for the program. */
   env?: Record<string, string>;
+  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
+  readOnly?: string[];
 }
 
 const KEY_VAR = 'OPENAI_API_KEY';
 
 /** `$HERMES_HOME/config.yaml`: the model and the gateway under `mcp_servers` (JSON is valid YAML). */
+/** The model endpoint a session uses: through the run's model proxy when there is one. */
+function hermesEndpoint(options: HermesAgentOptions, ctx: Pick<AgentStartContext, 'modelBaseURL'>): string {
+  return modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1');
+}
+
 export function hermesConfig(options: HermesAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'modelBaseURL'>): string {
   const config = {
-    model: { default: options.model, provider: options.provider ?? 'custom', base_url: modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1') },
+    model: { default: options.model, provider: options.provider ?? 'custom', base_url: hermesEndpoint(options, ctx) },
     mcp_servers: { [ctx.gatewayName]: { url: ctx.gatewayUrl, enabled: true } },
   };
   return `# written by vera-safety for one test session\n${JSON.stringify(config, null, 2)}\n`;
@@ -76,7 +83,7 @@ export function hermesAgent(options: HermesAgentOptions): AgentAdapter {
     id: `hermes:${options.model}`,
     async start(ctx) {
       const program = locateProgram({ ...HERMES_PROGRAM, configured: options.binary });
-      const spawn = spawnerOf(ctx);
+      const spawn = spawnerOf(ctx, { network: [hermesEndpoint(options, ctx)], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'hermes', ctx.signal, [program]);
       let proc: AgentProcess | undefined;
       try {

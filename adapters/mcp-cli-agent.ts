@@ -1,6 +1,6 @@
 import { AgentError, type AgentAdapter, type AgentSession, type AgentTurn } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { spawnerOf, startAgentProcess, type AgentProcess, TurnProcesses } from './agent-process.js';
+import { programRoots, spawnerOf, startAgentProcess, type AgentProcess, TurnProcesses } from './agent-process.js';
 import { locateProgram } from './agent-programs.js';
 
 export interface McpCliAgentOptions {
@@ -18,6 +18,13 @@ export interface McpCliAgentOptions {
   env?: Record<string, string>;
   /** A turn that takes longer fails with the program's stderr tail (default 600). */
   turnTimeoutSeconds?: number;
+  /**
+   * Model endpoints the program may reach when confined (loopback URLs, e.g. the run-wide model
+   * proxy or a local server); the gateway is always reachable. Default: none.
+   */
+  network?: string[];
+  /** Host paths the program reads (its scripts, beyond its own folder), visible read-only when confined. */
+  readOnly?: string[];
 }
 
 /**
@@ -32,7 +39,7 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
     id: `mcp-cli:${options.name}`,
     async start(ctx) {
       const program = options.command.includes('/') ? locateProgram({ label: options.name, configured: options.command, envVar: 'VERA_MCP_CLI_BIN', installed: [] }) : locateProgram({ label: options.name, envVar: 'VERA_MCP_CLI_BIN', installed: [], pathName: options.command });
-      const spawn = spawnerOf(ctx);
+      const spawn = spawnerOf(ctx, { network: options.network ?? [], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'mcp-cli', ctx.signal, [program]);
       let mcpConfig: string;
       try {

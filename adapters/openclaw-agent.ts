@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { runHelper, spawnerOf, startAgentProcess, type AgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
+import { programRoots, runHelper, spawnerOf, startAgentProcess, type AgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { locateProgram, NODE24_PROGRAM, OPENCLAW_PROGRAM } from './agent-programs.js';
 
 export interface OpenClawAgentOptions {
@@ -23,16 +23,23 @@ export interface OpenClawAgentOptions {
   extraConfig?: Record<string, unknown>;
   /** Extra environment variables for the program. */
   env?: Record<string, string>;
+  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
+  readOnly?: string[];
 }
 
 /** The OpenClaw config of one session: one provider, no bootstrap files, no tool search, the gateway over MCP. */
+/** The model endpoint a session uses: through the run's model proxy when there is one. */
+function openClawEndpoint(options: OpenClawAgentOptions, ctx: Pick<AgentStartContext, 'modelBaseURL'>): string {
+  return modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1');
+}
+
 export function openClawConfig(options: OpenClawAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'workspace' | 'modelBaseURL'>, apiKey: string) {
   return {
     models: {
       mode: 'replace',
       providers: {
         vera: {
-          baseUrl: modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1'),
+          baseUrl: openClawEndpoint(options, ctx),
           apiKey,
           api: options.api ?? 'openai-completions',
           models: [{ id: options.model, name: options.model, reasoning: false, input: ['text'], contextWindow: 128000, maxTokens: 8192 }],
@@ -101,7 +108,7 @@ export function openClawAgent(options: OpenClawAgentOptions): AgentAdapter {
     async start(ctx) {
       const script = locateProgram({ ...OPENCLAW_PROGRAM, configured: options.binary });
       const node = locateProgram({ ...NODE24_PROGRAM, configured: options.node });
-      const spawn = spawnerOf(ctx);
+      const spawn = spawnerOf(ctx, { network: [openClawEndpoint(options, ctx)], readOnly: [...programRoots([node, script]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'openclaw', ctx.signal, [node, script]);
       try {
         const apiKey = process.env[options.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? 'no-key';

@@ -80,6 +80,24 @@ export function parseCaseSource(source: string, file: string): CaseLoadResult {
  * each (a suite). Problems from every document are reported together; ids must be unique.
  */
 export function parseCaseSuiteSource(source: string, file: string): CaseSuiteLoadResult {
+  // Whatever the file holds, it fails alone, with its name: a hostile or broken case file must
+  // never take the run (or `vera check`) down with it.
+  try {
+    return parseSuite(source, file);
+  } catch (error) {
+    return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: `the file could not be read: ${firstLine(String((error as Error)?.message ?? error))}` }] };
+  }
+}
+
+/** Larger case files are refused before parsing (a suite of hundreds of cases is well under it). */
+export const MAX_CASE_FILE_BYTES = 4 * 1024 * 1024;
+/** Deeper values are refused: no case needs them, and they are how parsers and validators are made to overflow. */
+export const MAX_NESTING = 64;
+
+function parseSuite(source: string, file: string): CaseSuiteLoadResult {
+  if (source.length > MAX_CASE_FILE_BYTES) {
+    return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: `the file is ${source.length} characters long, over the ${MAX_CASE_FILE_BYTES} a case file may have` }] };
+  }
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(source, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const docs = Array.isArray(parsed) ? parsed : [];
@@ -123,7 +141,20 @@ function parseDocumentCase(
       }),
     };
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    const message = /alias/i.test((error as Error).message)
+      ? 'YAML: too many alias expansions (at most 100 per document: a pattern that makes a small file expand without bound)'
+      : `YAML: ${firstLine((error as Error).message)}`;
+    return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message }] };
+  }
+  const tooDeep = deeperThan(data, MAX_NESTING);
+  if (tooDeep) {
+    const { line, column } = locatePath(doc.contents, tooDeep, at);
+    return { ok: false, problems: [{ file, line, column, field: formatField(tooDeep), message: `values nested deeper than ${MAX_NESTING} levels` }] };
+  }
   if (!isPlainObject(data)) {
     return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: 'a case file holds one mapping (id, title, goal, …)' }] };
   }
@@ -147,6 +178,18 @@ function parseDocumentCase(
     ok: true,
     loaded: { file, source, spec, line: idPosition.line, threatModelLines, verifierPosition: locate(['verifier']) },
   };
+}
+
+/** The path of the first value nested deeper than `max` levels (an explicit stack: no recursion to overflow). */
+function deeperThan(value: unknown, max: number): PropertyKey[] | undefined {
+  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value, path: [] }];
+  while (stack.length > 0) {
+    const { value: v, path } = stack.pop()!;
+    if (path.length > max) return path;
+    if (Array.isArray(v)) v.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+    else if (v && typeof v === 'object') for (const [k, item] of Object.entries(v)) stack.push({ value: item, path: [...path, k] });
+  }
+  return undefined;
 }
 
 function firstLine(message: string): string {

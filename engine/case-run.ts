@@ -49,6 +49,9 @@ function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'aborted'));
 }
 
+/** How long an agent told that its tool-call budget is spent may take to finish its turn. */
+const TOOL_BUDGET_GRACE_MS = 1000;
+
 /** The run never reached a state worth judging (its sandbox or init script failed). */
 class NotJudgedError extends Error {}
 
@@ -109,6 +112,9 @@ export class CaseRun implements AsyncDisposable {
   }
 
   private readonly route: ModelRoute | undefined;
+  /** Ends the current turn (not the run) when the tool-call budget is spent. */
+  private readonly turnStop = new AbortController();
+  private toolBudgetSpent = false;
   private budgetTimeout: NodeJS.Timeout | undefined;
   private readonly verifierNeedsState: boolean;
 
@@ -160,6 +166,11 @@ export class CaseRun implements AsyncDisposable {
       trajectory: this.trajectory,
       ...(this.injections ? { injections: this.injections } : {}),
       maxToolCalls: options.maxToolCalls ?? this.spec.budgets.toolCalls,
+      // Told by the refusal, the agent gets a moment to wrap up its turn; then the turn is ended.
+      onBudgetExhausted: () => {
+        this.toolBudgetSpent = true;
+        setTimeout(() => this.turnStop.abort(new Error('tool-call budget exhausted')), TOOL_BUDGET_GRACE_MS).unref();
+      },
     });
     const { startMcpGateway } = await loadMcpHost();
     this.mcp = await startMcpGateway(this.gateway);
@@ -172,6 +183,7 @@ export class CaseRun implements AsyncDisposable {
     const t = performance.now();
     const gateway = this.gateway;
     const sandbox = this.sandbox;
+    const gatewayUrl = this.mcp.url;
     this.agentId = adapter.id;
     this.session = await adapter.start({
       gatewayUrl: this.mcp.url,
@@ -188,7 +200,8 @@ export class CaseRun implements AsyncDisposable {
       recordNative: (event) => {
         this.trajectory.add({ ...event, origin: 'agent' });
       },
-      spawn: (command, args, options) => sandbox.spawn(command, args, options),
+      // Whatever else a program may reach, the gateway it must.
+      spawn: (command, args, options) => sandbox.spawn(command, args, { ...options, network: [...(options?.network ?? []), gatewayUrl] }),
       backend: sandbox.backend,
     });
     this.timings.agentStartMs = performance.now() - t;
@@ -236,7 +249,16 @@ export class CaseRun implements AsyncDisposable {
       this.trajectory.beginTurn();
       this.trajectory.add({ type: 'message', role: 'user', text: decision.message });
       t = performance.now();
-      const reply = await this.untilAborted(session.send(decision.message, { signal: this.signal }));
+      let reply;
+      try {
+        reply = await this.untilAborted(session.send(decision.message, { signal: AbortSignal.any([this.signal, this.turnStop.signal]) }), this.turnStop.signal);
+      } catch (error) {
+        // The budget's end is how this conversation ends, not a fault: the run is judged as it stands.
+        if (!this.turnStop.signal.aborted || this.signal.aborted) throw error;
+        this.timings.agentMs += performance.now() - t;
+        this.stopReason = 'tool-call budget exhausted';
+        return;
+      }
       this.timings.agentMs += performance.now() - t;
       this.timings.modelMs += reply.modelMs ?? 0;
       this.turns++;
@@ -245,6 +267,10 @@ export class CaseRun implements AsyncDisposable {
         this.usage.output += reply.usage.output;
       }
       this.trajectory.add({ type: 'message', role: 'assistant', text: reply.response });
+      if (this.toolBudgetSpent) {
+        this.stopReason = 'tool-call budget exhausted';
+        return;
+      }
       // An adversary stops once the goal is reached: more turns would only add noise to the record.
       if (adversarial && turn + 1 < this.spec.budgets.turns) {
         t = performance.now();
@@ -263,8 +289,8 @@ export class CaseRun implements AsyncDisposable {
    * Waits for `work` unless the run is aborted first. An agent that ignores its abort signal
    * (a hung process, a stuck loop) must not hold the run past its budget.
    */
-  private untilAborted<T>(work: Promise<T>): Promise<T> {
-    const signal = this.signal;
+  private untilAborted<T>(work: Promise<T>, also?: AbortSignal): Promise<T> {
+    const signal = also ? AbortSignal.any([this.signal, also]) : this.signal;
     if (signal.aborted) return Promise.reject(abortReason(signal));
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(this.withDiagnostics(abortReason(signal)));
@@ -317,6 +343,8 @@ export class CaseRun implements AsyncDisposable {
   /** Takes the final snapshot, judges the run and builds its record. Never throws for agent faults. */
   async finish(): Promise<SafetyRecord> {
     this.clearBudget();
+    // From here on the state is what gets judged: a call that still arrives is refused.
+    this.gateway?.end();
     const t = performance.now();
     let verdict: Verdict;
     let utility: SafetyRecord['utility'];
@@ -344,6 +372,7 @@ export class CaseRun implements AsyncDisposable {
     }
     this.timings.verifyMs += performance.now() - t;
     const provider = await this.route?.stats();
+    const gatewayStats = this.gateway?.stats();
     return {
       schema: 'vera.record/v1',
       runId: this.runId,
@@ -359,6 +388,8 @@ export class CaseRun implements AsyncDisposable {
       agent: this.agentId,
       control: this.controlId,
       backend: this.sandbox?.backend ?? 'none',
+      ...(this.sandbox?.confinement ? { confinement: this.sandbox.confinement } : {}),
+      ...(gatewayStats && gatewayStats.refused + gatewayStats.late > 0 ? { gateway: gatewayStats } : {}),
       startedAt: this.startedAt.toISOString(),
       durationMs: performance.now() - this.began,
       timings: this.timings,

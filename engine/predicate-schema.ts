@@ -1,3 +1,4 @@
+import { casePatternProblem } from './case-pattern.js';
 import { z } from 'zod';
 import { isPlainObject, type JsonValue } from './json.js';
 import { parsePath } from './paths.js';
@@ -110,11 +111,8 @@ const operand: z.ZodType<Operand> = dispatch<Operand>((value) => {
 const numberOperand = z.union([z.number(), z.strictObject({ fromInitial: pathString })]);
 
 const regexString = z.string().min(1).superRefine((source, ctx) => {
-  try {
-    new RegExp(source);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: `not a valid regular expression: ${(error as Error).message}` });
-  }
+  const problem = casePatternProblem(source);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
 const matcherKeys = [

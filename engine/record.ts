@@ -51,6 +51,13 @@ export interface SafetyRecord {
   agent: string;
   control: string;
   backend: string;
+  /**
+   * What the agent's own programs ran under, when it started any (CLI agents): `bubblewrap`,
+   * `container`, or `none` — an unconfined run the user opted into (the reports warn about it).
+   */
+  confinement?: 'bubblewrap' | 'container' | 'none';
+  /** Calls the gateway refused — past the tool-call budget, or after the run ended — when there were any. */
+  gateway?: { calls: number; refused: number; refusedNotRecorded: number; late: number; lateNotRecorded: number };
   startedAt: string;
   durationMs: number;
   timings: PhaseTimings;
@@ -76,6 +83,47 @@ export interface SafetyRecord {
   controlPlan?: StrategyPlan;
   /** Credentials redacted before writing, by kind (engine/redact.ts); absent when none were found. */
   redactions?: Record<string, number>;
+  /**
+   * Set when the record was cut to stay under the size cap (`MAX_RECORD_BYTES`): long tool
+   * results and outputs shortened, and — if that was not enough — events from the middle of the
+   * trajectory dropped. Re-verification of such a record may differ from the live verdict.
+   */
+  truncated?: { originalBytes: number; shortenedValues: number; droppedEvents: number };
+}
+
+/** A record larger than this is cut before it is written (an agent in a loop must not fill the disk). */
+export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
+/** Strings of the trajectory longer than this are shortened first when a record is over the cap. */
+const SHORTENED_STRING = 4096;
+
+/** `record`, cut to `maxBytes` of JSON when it is larger (see `SafetyRecord.truncated`); the record itself when not. */
+export function capRecordSize(record: SafetyRecord, text: string, maxBytes = MAX_RECORD_BYTES): { record: SafetyRecord; text: string } {
+  if (text.length <= maxBytes) return { record, text };
+  let shortenedValues = 0;
+  const shorten = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      if (value.length <= SHORTENED_STRING) return value;
+      shortenedValues++;
+      return `${value.slice(0, SHORTENED_STRING)}…[truncated: ${value.length - SHORTENED_STRING} more characters]`;
+    }
+    if (Array.isArray(value)) return value.map(shorten);
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]));
+    return value;
+  };
+  let trajectory = record.trajectory.map((e) => shorten(e) as TrajectoryEvent);
+  const cut: SafetyRecord = { ...record, trajectory, responses: record.responses.map((r) => shorten(r) as string), control_transcript: shorten(record.control_transcript) as ControlExchange[] };
+  let out = JSON.stringify(cut);
+  let droppedEvents = 0;
+  // Still over: keep the start and the end of the trajectory (how it began, how it ended).
+  while (out.length > maxBytes && trajectory.length > 20) {
+    const keep = Math.floor(trajectory.length / 4);
+    droppedEvents += trajectory.length - 2 * keep;
+    trajectory = [...trajectory.slice(0, keep), ...trajectory.slice(-keep)];
+    cut.trajectory = trajectory;
+    out = JSON.stringify(cut);
+  }
+  cut.truncated = { originalBytes: text.length, shortenedValues, droppedEvents };
+  return { record: cut, text: JSON.stringify(cut) };
 }
 
 const hashes = new WeakMap<SafetyCase, string>();
@@ -120,7 +168,8 @@ export async function writeRecord(dir: string, record: SafetyRecord): Promise<st
   const runDir = join(dir, record.runId);
   const file = join(runDir, recordFileName(record));
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const text = JSON.stringify(redactRecord(record));
+  const redacted = redactRecord(record);
+  const { text } = capRecordSize(redacted, JSON.stringify(redacted));
   if (!madeDirs.has(runDir)) await mkdir(runDir, { recursive: true });
   try {
     await writeFile(temp, text);

@@ -8,6 +8,7 @@ import { adversarialUser, type ThreatModel } from './case-helpers.js';
 import type { SafetyCase } from './case-schema.js';
 import { CaseRun, type CaseRunOptions } from './case-run.js';
 import { writeRecord, type SafetyRecord } from './record.js';
+import { redactRecord } from './redact.js';
 
 export interface RunCaseOptions extends CaseRunOptions {
   agent: AgentAdapter;
@@ -57,11 +58,17 @@ export async function runCase(options: RunCaseOptions): Promise<RunCaseResult> {
   return finalizeRecord(record, options.recordDir);
 }
 
+/**
+ * The record as every output sees it — real-looking credentials redacted (the run's canaries
+ * kept), so the terminal, JUnit, the summaries and the reports never show what the file does not —
+ * written to `recordDir` unless it is `false`.
+ */
 export async function finalizeRecord(record: SafetyRecord, recordDir: string | false | undefined): Promise<RunCaseResult> {
-  if (recordDir === false) return { record };
+  const redacted = redactRecord(record);
+  if (recordDir === false) return { record: redacted };
   const t = performance.now();
-  const recordFile = await writeRecord(recordDir ?? '.vera/records', record);
-  return { record, recordFile, recordWriteMs: performance.now() - t };
+  const recordFile = await writeRecord(recordDir ?? '.vera/records', redacted);
+  return { record: redacted, recordFile, recordWriteMs: performance.now() - t };
 }
 
 export type { SafetyCase };

@@ -37,6 +37,11 @@ export interface ToolCallEvent {
   egress: EgressRecord[];
   /** `gateway`: through the recording MCP gateway; `agent`: the agent's own native action. */
   origin: 'gateway' | 'agent';
+  /**
+   * Set when the gateway refused the call without running it: `budget` (the run's tool-call
+   * budget was spent), `late` (the call arrived after the run had ended).
+   */
+  refused?: 'budget' | 'late';
   at: number;
   durationMs: number;
 }

@@ -1,3 +1,4 @@
+import { casePattern, type CasePattern } from './case-pattern.js';
 import { deepEqual, isPlainObject, preview, toText } from './json.js';
 import { resolvePath } from './paths.js';
 import type { Condition, FieldConditions, Operand, ValueMatcher } from './predicate-schema.js';
@@ -64,16 +65,8 @@ function containsValue(actual: unknown, needle: unknown, ignoreCase?: boolean): 
   return hay.includes(n);
 }
 
-const regexCache = new Map<string, RegExp>();
-function regex(source: string, ignoreCase?: boolean): RegExp {
-  const key = `${ignoreCase ? 'i' : ''}/${source}`;
-  let re = regexCache.get(key);
-  if (!re) {
-    re = new RegExp(source, ignoreCase ? 'i' : '');
-    if (regexCache.size > 2000) regexCache.clear();
-    regexCache.set(key, re);
-  }
-  return re;
+function regex(source: string, ignoreCase?: boolean): CasePattern {
+  return casePattern(source, ignoreCase);
 }
 
 function compare(actual: unknown, bound: unknown, op: 'gt' | 'gte' | 'lt' | 'lte'): boolean {

@@ -4,6 +4,7 @@ import type { AgentSession } from '../adapters/adapter.js';
 import type { ControlSession } from '../control/control.js';
 import type { ThreatModel } from '../engine/case-schema.js';
 import { CaseRun } from '../engine/case-run.js';
+import { redactRecord } from '../engine/redact.js';
 import { controlFor, finalizeRecord } from '../engine/run-case.js';
 import type { StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
 import type { StartedSandbox } from '../sandbox/sandbox.js';
@@ -61,9 +62,9 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
         // A fixture or the body failed before the verdict: keep an error record all the same.
         if (!run.recorded) {
           run.error ??= { kind: 'Interrupted', message: signal.aborted ? `test aborted: ${String(signal.reason)}` : 'the test ended before the run finished' };
-          const record = await run.finish();
-          task.meta.vera = testMeta(spec, threatModel, data.file, record);
-          await finalizeRecord(record, recordDir).catch(() => {});
+          const finished = await run.finish();
+          const written: { record: typeof finished; recordFile?: string } = await finalizeRecord(finished, recordDir).catch(() => ({ record: redactRecord(finished) }));
+          task.meta.vera = testMeta(spec, threatModel, data.file, written.record, written.recordFile);
         }
         await run.dispose();
       }
@@ -107,10 +108,10 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
     } catch (error) {
       caseRun.fail(error);
     }
-    const record = await caseRun.finish();
     caseRun.recorded = true;
-    const written = await finalizeRecord(record, recordDir);
-    task.meta.vera = testMeta(spec, caseRun.threatModel, data.file, record, written.recordFile);
+    // The redacted record is the one every output shows (terminal, JUnit, summaries).
+    const { record, recordFile } = await finalizeRecord(await caseRun.finish(), recordDir);
+    task.meta.vera = testMeta(spec, caseRun.threatModel, data.file, record, recordFile);
     await judge(record, { annotate, skip }, data, config);
   };
   return define;

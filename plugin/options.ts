@@ -46,6 +46,8 @@ const cliAgentFields = {
   binary: z.string().optional(),
   turnTimeoutSeconds: z.number().positive().optional(),
   env: z.record(z.string(), z.string()).optional(),
+  /** Host paths the confined program reads beyond its install folder, read-only. */
+  readOnly: z.array(z.string()).optional(),
 };
 const codexAgentSpec = z.strictObject({ type: z.literal('codex'), ...cliAgentFields, maxRetries: z.int().min(0).optional(), extraConfig: z.string().optional() });
 const claudeCodeAgentSpec = z.strictObject({ type: z.literal('claude-code'), ...cliAgentFields, model: z.string().min(1).optional(), nativeTools: z.array(z.string()).optional(), extraArgs: z.array(z.string()).optional() });
@@ -65,6 +67,10 @@ const mcpCliAgentSpec = z.strictObject({
   args: z.array(z.string()),
   env: z.record(z.string(), z.string()).optional(),
   turnTimeoutSeconds: z.number().positive().optional(),
+  /** Loopback model endpoints the confined program may reach (the gateway always). */
+  network: z.array(z.string()).optional(),
+  /** Host paths the confined program reads (its scripts), read-only. */
+  readOnly: z.array(z.string()).optional(),
 });
 
 export const agentSpec = z.discriminatedUnion('type', [
@@ -136,6 +142,14 @@ export const veraOptions = z.strictObject({
    * real programs inside the container.
    */
   shell: z.enum(['simulated', 'bubblewrap']).default('simulated'),
+  /**
+   * CLI agents (codex, claude-code, openclaw, hermes, mcp-cli) run confined: in-process with
+   * bubblewrap (read-only system, writable workspace and private home only, no network but the
+   * gateway and the model endpoint), or inside the container. Where neither is available the run
+   * refuses them; `true` runs them as plain host processes instead — they then see your files
+   * and network — and every report says so.
+   */
+  unconfined: z.boolean().default(false),
   /** Options of the container sandbox (used when `sandbox` is `container`). */
   container: z
     .strictObject({

@@ -89,10 +89,11 @@ function defineScheduledTests(data: CaseModuleData, config: VeraRuntimeConfig) {
     }
   };
   define.execute = async ({ task, annotate, skip, signal }: ScheduledContext): Promise<void> => {
-    const { record } = await runs.take(task as Test, signal);
+    const taken = await runs.take(task as Test, signal);
     // The record is written when its test takes it: a run started ahead for a test that never
-    // ran (a filter Vitest applied and the plan did not know) leaves no record behind.
-    const { recordFile } = await finalizeRecord(record, recordDir);
+    // ran (a filter Vitest applied and the plan did not know) leaves no record behind. Every
+    // output shows the redacted record.
+    const { record, recordFile } = await finalizeRecord(taken.record, recordDir);
     task.meta.vera = testMeta(spec, record.threatModel, data.file, record, recordFile);
     await judge(record, { annotate, skip }, data, config);
   };

@@ -27,6 +27,8 @@ export interface VeraTestMeta {
   evidence?: string[];
   reason?: string;
   agent?: string;
+  /** What the agent's programs ran under (`none`: unconfined, the user opted in). */
+  confinement?: 'bubblewrap' | 'container' | 'none';
   recordFile?: string;
   utility?: boolean;
   turns?: number;
@@ -65,6 +67,7 @@ export function testMeta(
     meta.evidence = record.verdict.evidence.filter((e) => e.holds === (record.status === 'violated')).map((e) => `${e.at}: ${e.message}`);
     if (record.verdict.reason) meta.reason = record.verdict.reason;
     meta.agent = record.agent;
+    if (record.confinement) meta.confinement = record.confinement;
     if (record.utility) meta.utility = record.utility.holds;
     meta.turns = record.turns;
     meta.usage = record.usage;

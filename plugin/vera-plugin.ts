@@ -12,6 +12,8 @@ import { AsrReporter } from '../reporters/asr-reporter.js';
 import { PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, type VeraRuntimeConfig } from './options.js';
 import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy.js';
 import { RunPlanner } from './run-planner.js';
+import { installMainProcessCleanup } from '../sandbox/backends/scratch-dirs.js';
+import { workspaceRoot } from '../sandbox/backends/in-process-backend.js';
 import { transformCaseFile } from './transform.js';
 import { userModulePaths } from './user-modules.js';
 
@@ -169,6 +171,8 @@ export function vera(userOptions: VeraOptions): Plugin {
     async configureVitest({ vitest, project }) {
       const config = project.config;
       userModules = userModulePaths(options, config.root, resolve);
+      // Nothing an interrupted run made on the host outlives it (sandbox/backends/scratch-dirs.ts).
+      installMainProcessCleanup(workspaceRoot());
       // A project that runs only cases (its own include was empty) is tuned for them: every case
       // file in one non-isolated worker, so one scheduler sees all runs and keeps `concurrency`
       // of them in flight across files. Projects that also hold unit tests are left as they are.

@@ -45,6 +45,13 @@ export function renderFindings(tests: Array<{ test: TestCase; meta: VeraTestMeta
   return lines.join('\n');
 }
 
+/** The warning for runs whose agent ran as a plain host process (`unconfined: true`); empty when none did. */
+export function renderConfinementWarning(metas: ReadonlyArray<Pick<VeraTestMeta, 'confinement'>>): string {
+  const unconfined = metas.filter((m) => m.confinement === 'none').length;
+  if (unconfined === 0) return '';
+  return ` ⚠ UNCONFINED: ${unconfined} run${unconfined === 1 ? '' : 's'} started the agent as a plain host process (unconfined: true): it could read your files and reach your network.`;
+}
+
 function firstError(meta: VeraTestMeta, test: TestCase): string {
   return meta.reason ?? test.result().errors?.[0]?.message?.split('\n')[0] ?? '';
 }
@@ -151,7 +158,7 @@ export class AsrReporter implements Reporter {
     blocks.push('', renderCompactTable(summary.environment, { rowHeader: 'environment', tree: true, intervals }));
     if (agents.length > 1) blocks.push('', renderCompactTable(summary.agent, { rowHeader: 'agent', intervals }));
     if (intervals) blocks.push('', renderStatistics(rows));
-    const findings = renderFindings(tests);
+    const findings = [renderConfinementWarning(tests.map((t) => t.meta)), renderFindings(tests)].filter(Boolean).join('\n\n');
     const traffic = renderTraffic(summarizeTraffic(tests.map((t) => t.meta), this.options.prices));
     vitest.logger.log(`${blocks.join('\n')}\n${findings ? `\n${findings}\n` : ''}${traffic ? `\n${traffic}\n` : ''}`);
     await this.writeSummaries(tests).catch((error: Error) => vitest.logger.error(`vera: could not write the summaries: ${error.message}`));

@@ -1,3 +1,4 @@
+import type { ConfinementUsed } from './confinement/program-confinement.js';
 import type { ChildProcess } from 'node:child_process';
 import type { InitStep } from '../engine/case-schema.js';
 import type { JsonObject } from '../engine/json.js';
@@ -53,14 +54,26 @@ export interface StartedSandbox extends AsyncDisposable {
    * land in the sandbox. The caller owns the process (and kills its tree on teardown).
    */
   spawn(command: string, args: string[], options?: SandboxSpawnOptions): ChildProcess;
+  /** What the programs started with `spawn` ran under (`bubblewrap`, `container`, `none`); undefined before any. */
+  readonly confinement?: ConfinementUsed | undefined;
   stop(): Promise<void>;
 }
 
 export interface SandboxSpawnOptions {
   /** Working directory; default the workspace. */
   cwd?: string;
-  /** Extra environment variables (on top of a minimal PATH/HOME set by the backend). */
+  /**
+   * The program's environment, on top of a minimal base the backend sets (PATH, HOME, TMPDIR,
+   * locale). Nothing of the test process's own environment reaches a program.
+   */
   env?: Record<string, string>;
+  /**
+   * URLs the program may reach (its model endpoint; the run adds its gateway). A confined
+   * program reaches these loopback endpoints and nothing else.
+   */
+  network?: string[];
+  /** Host paths the program must read (its install folder), made visible read-only where it is confined. */
+  readOnly?: string[];
 }
 
 export interface SandboxSpec {

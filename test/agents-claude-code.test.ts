@@ -11,6 +11,7 @@ defineAgentSuite({
   agentId: 'claude-code:vera-scripted',
   processName: 'claude',
   nativeDirective: (text) => `ACTION: Bash {"command": "printf '${text}' > out.txt"}`,
+  shellDirective: (command) => `ACTION: Bash ${JSON.stringify({ command })}`,
   nativeTool: 'shell',
   checkRequests(requests) {
     // Claude Code probes its base URL, then streams /v1/messages?beta=true.

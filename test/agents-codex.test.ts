@@ -11,6 +11,7 @@ defineAgentSuite({
   agentId: 'codex:vera-scripted',
   processName: 'codex',
   nativeDirective: (text) => `ACTION: exec_command {"cmd": "printf '${text}' > out.txt"}`,
+  shellDirective: (command) => `ACTION: exec_command ${JSON.stringify({ cmd: command })}`,
   nativeTool: 'shell',
   checkRequests(requests) {
     const model = requests.filter((r) => r.path === '/v1/responses');

@@ -14,10 +14,12 @@ const STANDIN = join(REPO, 'test/helpers/hermes-standin.mjs');
 defineAgentSuite({
   title: 'Hermes adapter (against the ACP stand-in)',
   programs: [],
-  agent: (server, extra) => hermesAgent({ model: 'vera-scripted', baseURL: server.url, apiKeyEnv: 'VERA_TEST_NO_KEY', binary: STANDIN, ...extra }),
+  // The stand-in is a script of this repository: confined, it also reads the packages it imports.
+  agent: (server, extra) => hermesAgent({ model: 'vera-scripted', baseURL: server.url, apiKeyEnv: 'VERA_TEST_NO_KEY', binary: STANDIN, readOnly: [join(REPO, 'node_modules')], ...extra }),
   agentId: 'hermes:vera-scripted',
   processName: 'hermes-standin.mjs',
   nativeDirective: (text) => `ACTION: terminal {"command": "printf '${text}' > out.txt"}`,
+  shellDirective: (command) => `ACTION: terminal ${JSON.stringify({ command })}`,
   nativeTool: 'shell',
   checkRequests(requests) {
     const model = requests.filter((r) => r.path === '/v1/chat/completions');

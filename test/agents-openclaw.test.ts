@@ -11,6 +11,7 @@ defineAgentSuite({
   agentId: 'openclaw:vera-scripted',
   processName: 'openclaw.mjs',
   nativeDirective: (text) => `ACTION: exec {"command": "printf '${text}' > out.txt"}`,
+  shellDirective: (command) => `ACTION: exec ${JSON.stringify({ command })}`,
   nativeTool: 'shell',
   budgetSeconds: 150,
   checkRequests(requests) {

@@ -137,7 +137,7 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
     afterAll(() => sandbox?.stop());
 
     it('the workspace path exists inside the container only', async () => {
-      expect(sandbox.workspace).toMatch(/^\/workspace\/vera-fs-check-/);
+      expect(sandbox.workspace).toMatch(/^\/workspace\/vera-\d+-fs-check-/);
       expect(existsSync(sandbox.workspace)).toBe(false);
       expect((await dockerExec(sandbox.containerId, ['test', '-d', sandbox.workspace])).code).toBe(0);
       expect((await dockerExec(sandbox.containerId, ['test', '-d', '/workspace/not-there'])).code).toBe(1);

@@ -69,7 +69,7 @@ describe('sandbox server admin API', () => {
 
   it('start → apply → call → snapshot → reset, with init errors as InitScriptError', async () => {
     const started = await client().request('POST', ROUTES.start, { environments: ['files'], label: 'api' }, startResponse);
-    expect(started.workspace.startsWith(join(root, 'vera-api-'))).toBe(true);
+    expect(started.workspace.slice(root.length + 1)).toMatch(/^vera-\d+-api-/);
     expect(started.tools.map((t) => t.name)).toContain('read_file');
     await expect(client().request('POST', ROUTES.start, { environments: ['files'] }, startResponse)).rejects.toMatchObject({ kind: 'AlreadyStarted', status: 409 });
 

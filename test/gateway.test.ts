@@ -78,8 +78,9 @@ describe('MCP gateway over streamable HTTP', () => {
     await callText('list_notes');
     await callText('list_notes');
     const third = await callText('list_notes');
-    expect(third).toEqual({ text: 'tool-call budget of 2 calls is exhausted', isError: true });
+    expect(third).toEqual({ text: 'tool-call budget of 2 calls is exhausted; no more tools can be used in this conversation', isError: true });
     expect(calls(trajectory)).toHaveLength(3);
+    expect(calls(trajectory).at(-1)).toMatchObject({ refused: 'budget', isError: true });
   });
 
   it('a stopped gateway answers 404 and a second stop is harmless', async () => {

@@ -66,3 +66,19 @@ describe('records of runs that failed before the agent started', () => {
     expect(record.agent).toBe('function:my-agent');
   });
 });
+
+describe('raw control bytes from tool output', () => {
+  it('never reach the HTML report unescaped: NUL and ESC show as \\u0000 and \\u001B', async () => {
+    const agent = functionAgent('printer', async (_message, tools) => {
+      await tools.call('send_email', { to: 'me@corp.example', subject: 'x', body: 'clear\u001b[2J\u001b]0;owned\u0007 nul\u0000 end' });
+      return 'sent \u001b[31mred\u001b[0m and \u0000';
+    });
+    const { record } = await runCase({ spec: spec(), threatModel: 'benign', agent, recordDir: false });
+    const html = renderHtmlReport([{ record, recordFile: 'c.json', caseEdited: false }], { source: 'test' });
+    // eslint-disable-next-line no-control-regex
+    expect(html).not.toMatch(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/);
+    expect(html).toContain('\\u001B[31mred');
+    expect(html).toContain('\\u0000');
+  });
+});
+

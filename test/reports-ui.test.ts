@@ -60,8 +60,15 @@ describe.skipIf(!chromiumAvailable())('@vitest/ui shows the cases by YAML file w
       expect(await visible('notes-leak › [single-channel]')).toBe(0);
       expect(await visible('notes-leak › [benign]')).toBe(1);
       await page.getByPlaceholder(/Search/).fill('');
-      await page.getByText('notes-leak › [multi-channel]', { exact: true }).first().waitFor();
-      await page.getByText('notes-leak › [multi-channel]', { exact: true }).first().click();
+      await expect.poll(() => visible('notes-leak › [multi-channel]'), { timeout: 10_000 }).toBe(1);
+      // Click the row on screen (the virtual list keeps moved-out copies of rows in the page).
+      for (const el of await page.getByText('notes-leak › [multi-channel]', { exact: true }).all()) {
+        const box = await el.boundingBox();
+        if (box && box.y >= 0 && box.y < 900) {
+          await el.click();
+          break;
+        }
+      }
       await page.getByText('Test Annotations').waitFor({ timeout: 30_000 });
       const report = await page.locator('body').innerText();
       for (const text of ['vera.risk', 'data-exfiltration/note-leak', 'vera.attack', 'prompt-injection/indirect', 'vera.threat-model', 'vera.verdict', 'violated']) {

@@ -194,7 +194,7 @@ describe('run workspaces', () => {
     try {
       const files = new InProcessBackend();
       const sandbox = await files.start({ environments: ['files'], label: 'ws' });
-      expect(sandbox.workspace.startsWith(`${root}/vera-ws-`)).toBe(true);
+      expect(sandbox.workspace.slice(root.length + 1)).toMatch(/^vera-\d+-ws-/);
       expect(await readdir(root)).toHaveLength(1);
       await sandbox.stop();
       expect(await readdir(root)).toEqual([]);

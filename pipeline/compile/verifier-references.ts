@@ -2,6 +2,7 @@ import type { SafetyCase } from '../../engine/case-schema.js';
 import { isPlainObject, type JsonObject } from '../../engine/json.js';
 import { entriesOf, parsePath, resolvePath, type PathSegment } from '../../engine/paths.js';
 import type { Predicate, ToolCallMatcher, ValueMatcher } from '../../engine/predicate-schema.js';
+import { casePattern } from '../../engine/case-pattern.js';
 
 /**
  * Does everything a generated case names exist? A model can write a verifier that is valid data
@@ -93,9 +94,8 @@ function checkToolCall(m: ToolCallMatcher, at: string, ctx: ReferenceContext, pr
 }
 
 function toolMatcherAccepts(matcher: ValueMatcher, name: string): boolean {
-  const flags = matcher.ignoreCase ? 'i' : '';
   const same = (v: unknown) => (typeof v === 'string' ? (matcher.ignoreCase ? v.toLowerCase() === name.toLowerCase() : v === name) : false);
-  if (matcher.matches !== undefined && !new RegExp(matcher.matches, flags).test(name)) return false;
+  if (matcher.matches !== undefined && !casePattern(matcher.matches, matcher.ignoreCase).test(name)) return false;
   if (matcher.equals !== undefined && !same(matcher.equals)) return false;
   if (matcher.oneOf !== undefined && !matcher.oneOf.some(same)) return false;
   if (typeof matcher.contains === 'string' && !(matcher.ignoreCase ? name.toLowerCase().includes(matcher.contains.toLowerCase()) : name.includes(matcher.contains))) return false;

@@ -1,6 +1,19 @@
+/**
+ * Control characters (NUL, ESC — terminal escape sequences —, the rest of C0 but tab and newline,
+ * DEL and C1) as a visible `\u001B`: raw they corrupt the page or hide text from the reviewer.
+ */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
+
 /** Everything in a report comes from runs — agent output, tool results, attacker payloads: escape it all. */
 export function esc(value: unknown): string {
-  return String(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return String(value)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;')
+    .replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
 }
 
 const MAX_BLOCK = 20_000;

@@ -1,6 +1,6 @@
 import { asrInterval, summarizeAsr, utilityRate, type AsrCell, type AsrTable } from '../../engine/asr.js';
 import { summarizeTraffic, type PriceTable, type TrafficSummary } from '../traffic.js';
-import type { ReportRun } from './report-run.js';
+import { unconfinedRuns, type ReportRun } from './report-run.js';
 
 export interface JsonCell {
   violated: number;
@@ -62,6 +62,8 @@ export interface JsonSummary {
   traffic: TrafficSummary;
   /** Runs whose case was edited after they ran (their verdicts may be stale). */
   editedCases: string[];
+  /** Runs whose agent ran as a plain host process (`unconfined: true`). */
+  unconfinedRuns: number;
 }
 
 export function jsonCell(cell: AsrCell): JsonCell {
@@ -138,5 +140,6 @@ export function buildJsonSummary(runs: readonly ReportRun[], options: { generate
     byAgent: jsonTable(summary.agent),
     findings,
     editedCases: [...new Set(runs.filter((r) => r.caseEdited).map((r) => r.row.caseId))].sort(),
+    unconfinedRuns: unconfinedRuns(runs),
   };
 }

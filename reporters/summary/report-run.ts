@@ -21,6 +21,13 @@ export interface ReportRun {
   /** Tokens used, and the model traffic through the proxy when there was one. */
   usage?: { input: number; output: number };
   provider?: ProviderStats;
+  /** What the agent's programs ran under; `none` is an unconfined run the user opted into. */
+  confinement?: 'bubblewrap' | 'container' | 'none';
+}
+
+/** How many runs started the agent as a plain host process (`unconfined: true`). */
+export function unconfinedRuns(runs: readonly Pick<ReportRun, 'confinement'>[]): number {
+  return runs.filter((r) => r.confinement === 'none').length;
 }
 
 /** The evidence lines a verdict rests on: the held conditions of a violation, else all of them. */
@@ -38,6 +45,7 @@ export function reportRunOfRecord(record: SafetyRecord, extra: { recordFile?: st
   if (extra.caseEdited) run.caseEdited = true;
   run.usage = record.usage;
   if (record.provider) run.provider = record.provider;
+  if (record.confinement) run.confinement = record.confinement;
   return run;
 }
 
@@ -49,5 +57,6 @@ export function reportRunOfMeta(meta: VeraTestMeta, row: AsrRow, failure?: strin
   if (meta.recordFile) run.recordFile = meta.recordFile;
   if (meta.usage) run.usage = meta.usage;
   if (meta.provider) run.provider = meta.provider;
+  if (meta.confinement) run.confinement = meta.confinement;
   return run;
 }

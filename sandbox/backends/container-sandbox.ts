@@ -56,7 +56,15 @@ export class ContainerSandbox implements StartedSandbox {
     return (await this.instance.client.request('GET', ROUTES.snapshot, undefined, snapshotResponse)).snapshot as JsonObject;
   }
 
+  private spawned = false;
+
+  /** Programs run inside the container: the container is their confinement. */
+  get confinement(): 'container' | undefined {
+    return this.spawned ? 'container' : undefined;
+  }
+
   spawn(command: string, args: string[], options: SandboxSpawnOptions = {}): ChildProcess {
+    this.spawned = true;
     return this.instance.spawn(command, args, { ...options, cwd: options.cwd ?? this.workspace });
   }
 

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,8 @@ import { z } from 'zod';
 import type { InitStep } from '../../engine/case-schema.js';
 import type { JsonObject, JsonValue } from '../../engine/json.js';
 import type { EgressRecord } from '../../engine/trajectory.js';
+import { ProgramConfinement, type ProgramConfinementMode } from '../confinement/program-confinement.js';
+import { scratchPrefix, scratchRoots, sweepStaleScratch, trackScratch, untrackScratch } from './scratch-dirs.js';
 import type { EnvironmentDefinition, EnvironmentInstance, ToolSpec } from '../environment.js';
 import { ToolError } from '../environment.js';
 import {
@@ -36,6 +38,13 @@ export interface InProcessBackendOptions {
   environments?: Record<string, EnvironmentDefinition<any>>;
   /** Parent directory for run workspaces (default: the OS temp directory). */
   tmpRoot?: string;
+  /**
+   * How programs under test (CLI agents) start: `bubblewrap` (default: confined, or refused where
+   * bubblewrap cannot run) or `unconfined` (plain host processes: the explicit opt-in).
+   */
+  programs?: ProgramConfinementMode;
+  /** The bubblewrap program that confines them (default `bwrap` on PATH). */
+  bwrap?: string;
 }
 
 let defaultRoot: string | undefined;
@@ -59,6 +68,8 @@ export function workspaceRoot(): string {
   return defaultRoot;
 }
 
+const swept = new Set<string>();
+
 let builtinRegistry: Promise<typeof import('../environments/index.js')> | undefined;
 /** The built-in environments, imported once (an `import()` per run would cost on every start). */
 function loadBuiltinEnvironments(): Promise<typeof import('../environments/index.js')> {
@@ -76,7 +87,13 @@ export class InProcessBackend implements SandboxBackend {
     // does not pay for nine schemas and a SQLite binding.
     const builtin = spec.environments.some((name) => !this.options.environments?.[name]) ? await loadBuiltinEnvironments() : undefined;
     const definitions = spec.environments.map((name) => this.options.environments?.[name] ?? builtin!.getEnvironment(name));
-    const workspace = new LazyWorkspace(join(this.options.tmpRoot ?? workspaceRoot(), `vera-${(spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40)}-`));
+    const root = this.options.tmpRoot ?? workspaceRoot();
+    // Once per root and process: what interrupted runs of dead processes left behind goes first.
+    if (!swept.has(root)) {
+      swept.add(root);
+      sweepStaleScratch(scratchRoots(root));
+    }
+    const workspace = new LazyWorkspace(join(root, scratchPrefix('workspace', (spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40))));
     const instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }> = [];
     try {
       // A getter: only environments that use the workspace (files, shell) make it exist.
@@ -86,7 +103,7 @@ export class InProcessBackend implements SandboxBackend {
       await workspace.remove();
       throw error;
     }
-    return new InProcessSandbox(workspace, instances);
+    return new InProcessSandbox(workspace, instances, new ProgramConfinement(this.options.programs ?? 'bubblewrap', () => workspace.path, root, this.options.bwrap));
   }
 }
 
@@ -100,14 +117,35 @@ class LazyWorkspace {
   constructor(private readonly prefix: string) {}
 
   get path(): string {
-    // realpath: on some systems tmpdir is itself a symlink, and path confinement compares real paths.
-    this.created ??= realpathSync(mkdtempSync(this.prefix));
+    if (this.created === undefined) {
+      // realpath: on some systems tmpdir is itself a symlink, and path confinement compares real paths.
+      this.created = realpathSync(mkdtempSync(this.prefix));
+      trackScratch(this.created);
+    }
+    return this.created;
+  }
+
+  /** The directory, when it exists (never creates it). */
+  get existing(): string | undefined {
     return this.created;
   }
 
   async remove(): Promise<void> {
-    if (this.created) await rm(this.created, { recursive: true, force: true });
+    if (!this.created) return;
+    await rm(this.created, { recursive: true, force: true });
+    untrackScratch(this.created);
   }
+}
+
+/**
+ * `message` with the workspace's host path shown as the workspace path (`/dev/shm/vera-x/notes/a`
+ * → `/notes/a`) and a descriptor path's prefix (`/proc/self/fd/17/a`, whose directory is unknown
+ * here) as `…/a`.
+ */
+export function hideHostPaths(message: string, workspace: string | undefined): string {
+  let out = message.replace(/\/proc\/(?:self|thread-self|\d+)\/fd\/\d+(?=\/|\b)/g, '…');
+  if (workspace) out = out.split(`${workspace}/`).join('/').split(workspace).join('/');
+  return out;
 }
 
 let counter = 0;
@@ -122,6 +160,7 @@ class InProcessSandbox implements StartedSandbox {
   constructor(
     private readonly lazyWorkspace: LazyWorkspace,
     private readonly instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }>,
+    private readonly programs: ProgramConfinement,
   ) {
     for (const { def, instance } of instances) {
       for (const spec of def.tools) {
@@ -154,8 +193,10 @@ class InProcessSandbox implements StartedSandbox {
       const value = await entry.spec.handler(entry.instance.state, parsed.data, { egress: (r) => egress.push(r) });
       return { value: value === undefined ? null : value, isError: false, egress };
     } catch (error) {
-      // Tool errors become results the agent sees; only the message crosses, never a stack.
-      const message = error instanceof ToolError ? error.message : `internal error in ${name}: ${(error as Error).message}`;
+      // Tool errors become results the agent sees; only the message crosses, never a stack, and
+      // an internal error's message without host paths (the environments' own errors name
+      // workspace paths already; this is the last line of defence).
+      const message = error instanceof ToolError ? error.message : `internal error in ${name}: ${hideHostPaths((error as Error).message, this.lazyWorkspace.existing)}`;
       return { value: null, isError: true, error: message, egress };
     }
   }
@@ -189,20 +230,23 @@ class InProcessSandbox implements StartedSandbox {
     return out;
   }
 
+  /**
+   * In-process, a program runs on the host — confined by bubblewrap unless the backend was told
+   * `programs: 'unconfined'` — in its own process group so the caller can kill the whole tree,
+   * with only the environment it is given.
+   */
   spawn(command: string, args: string[], options: SandboxSpawnOptions = {}): ChildProcess {
-    // In-process: the program runs on the host, in the workspace, in its own process group so the
-    // caller can kill the whole tree. It is not confined; use the container backend for that.
-    return spawn(command, args, {
-      cwd: options.cwd ?? this.workspace,
-      env: { ...process.env, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
+    return this.programs.spawn(command, args, options);
+  }
+
+  get confinement() {
+    return this.programs.used;
   }
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       await Promise.allSettled(this.instances.map(({ instance }) => instance.dispose()));
+      this.programs.dispose();
       await this.lazyWorkspace.remove();
     })();
     return this.stopping;

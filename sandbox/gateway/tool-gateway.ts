@@ -14,8 +14,28 @@ export interface ToolGatewayOptions {
   trajectory: Trajectory;
   /** Present only in threat models that inject tool results. */
   injections?: InjectionPlan;
-  /** The run's tool-call budget; calls past it are refused (as error results) and recorded. */
+  /** The run's tool-call budget; calls past it are refused (as error results), the first few recorded. */
   maxToolCalls?: number;
+  /** Called once, at the first call past the budget: the run should end the agent's turn. */
+  onBudgetExhausted?: () => void;
+}
+
+/**
+ * Refused calls recorded in the trajectory, per kind; the rest are only counted. An agent in a
+ * loop can make hundreds of thousands of calls in seconds: the record must stay readable.
+ */
+export const RECORDED_REFUSALS = 3;
+
+/** What the gateway refused: recorded (the first few) and counted. */
+export interface GatewayStats {
+  /** Calls that ran. */
+  calls: number;
+  /** Calls refused past the tool-call budget, and how many of them are not in the trajectory. */
+  refused: number;
+  refusedNotRecorded: number;
+  /** Calls that arrived after the run had ended, and how many of them are not in the trajectory. */
+  late: number;
+  lateNotRecorded: number;
 }
 
 /**
@@ -24,7 +44,8 @@ export interface ToolGatewayOptions {
  * server (and in-process adapters) call `call()`.
  */
 export class ToolGateway {
-  private calls = 0;
+  private readonly counts: GatewayStats = { calls: 0, refused: 0, refusedNotRecorded: 0, late: 0, lateNotRecorded: 0 };
+  private ended = false;
 
   constructor(private readonly options: ToolGatewayOptions) {}
 
@@ -40,16 +61,33 @@ export class ToolGateway {
     return this.options.injections;
   }
 
+  stats(): GatewayStats {
+    return { ...this.counts };
+  }
+
+  /** The run is over: later calls are refused, not executed (an agent that outlives its run must not change the state judged). */
+  end(): void {
+    this.ended = true;
+  }
+
   async call(tool: string, args: Record<string, unknown> = {}): Promise<GatewayReply> {
     const started = performance.now();
     const at = Date.now();
     const { sandbox, trajectory, injections, maxToolCalls } = this.options;
-    if (maxToolCalls !== undefined && this.calls >= maxToolCalls) {
-      const error = `tool-call budget of ${maxToolCalls} calls is exhausted`;
-      trajectory.add({ type: 'tool_call', tool, args, result: null, isError: true, error, origin: 'gateway', at });
+    if (this.ended) {
+      const error = 'the run has ended; this call was not executed';
+      if (this.counts.late++ < RECORDED_REFUSALS) trajectory.add({ type: 'tool_call', tool, args, result: null, isError: true, error, origin: 'gateway', refused: 'late', at });
+      else this.counts.lateNotRecorded++;
       return { text: error, isError: true };
     }
-    this.calls++;
+    if (maxToolCalls !== undefined && this.counts.calls >= maxToolCalls) {
+      const error = `tool-call budget of ${maxToolCalls} calls is exhausted; no more tools can be used in this conversation`;
+      if (this.counts.refused++ < RECORDED_REFUSALS) trajectory.add({ type: 'tool_call', tool, args, result: null, isError: true, error, origin: 'gateway', refused: 'budget', at });
+      else this.counts.refusedNotRecorded++;
+      if (this.counts.refused === 1) this.options.onBudgetExhausted?.();
+      return { text: error, isError: true };
+    }
+    this.counts.calls++;
     const outcome = await sandbox.callTool(tool, args);
     let observed: unknown = outcome.isError ? outcome.error : outcome.value;
     let injected: string[] = [];

@@ -9,13 +9,14 @@ import { snapshotFiles } from './workspace-io.js';
 /**
  * A real directory tree: the run's workspace. Agent paths (`/notes/todo.md` or `notes/todo.md`)
  * resolve inside it; nothing outside it can be read or written, whether by `..` or through a
- * symlink. Sharing a file with an address outside the organisation's domains is egress through
- * the channel `file-share`.
+ * symlink — also while a program in the workspace flips symlinks, since every operation walks
+ * the path through directory descriptors (`workspace-fs.ts`). Sharing a file with an address
+ * outside the organisation's domains is egress through the channel `file-share`.
  */
 
 export * from './state.js';
-export { resolveWorkspacePath, type ResolvedPath } from './workspace-paths.js';
-export { snapshotFiles } from './workspace-io.js';
+export { parseWorkspacePath, type WorkspacePath } from './workspace-paths.js';
+export { snapshotFiles, writeText, type WriteOptions } from './workspace-io.js';
 
 export const filesEnvironment: EnvironmentDefinition<FilesState> = {
   name: 'files',

@@ -1,12 +1,9 @@
-import * as fs from 'node:fs/promises';
-import * as path from 'node:path';
 import { z } from 'zod';
-import { ToolError, type OperationSpec } from '../../environment.js';
+import type { OperationSpec } from '../../environment.js';
 import { configureDomainsOperation } from '../shared/domains.js';
 import { specBuilders } from '../shared/spec-builders.js';
 import type { FilesState } from './state.js';
-import { fsCall, writeText } from './workspace-io.js';
-import { displayOf, isInside, resolveWorkspacePath } from './workspace-paths.js';
+import { makeDirectory, makeSymlink, writeText } from './workspace-io.js';
 
 const { operation } = specBuilders<FilesState>();
 
@@ -21,7 +18,7 @@ export const filesOperations: OperationSpec<FilesState>[] = [
       content: z.string().describe('Text content'),
     }),
     async apply(state, args) {
-      await writeText(state, args.path, args.content, 'write');
+      writeText(state.root, args.path, args.content, 'write');
     },
   }),
   operation({
@@ -31,8 +28,7 @@ export const filesOperations: OperationSpec<FilesState>[] = [
       path: z.string().min(1).describe('Workspace path of the directory, e.g. /projects/old'),
     }),
     async apply(state, args) {
-      const dir = await resolveWorkspacePath(state.root, args.path);
-      await fsCall(dir.display, () => fs.mkdir(dir.abs, { recursive: true }));
+      makeDirectory(state.root, args.path);
     },
   }),
   operation({
@@ -43,16 +39,8 @@ export const filesOperations: OperationSpec<FilesState>[] = [
       target: z.string().min(1).describe('What the link points to: a host path or a path relative to the link'),
     }),
     async apply(state, args) {
-      const where = args.path.trim().replace(/^\/+/, '');
-      const abs = path.resolve(state.root, where);
-      if (!isInside(state.root, abs) || abs === path.resolve(state.root)) throw new ToolError(`path escapes the workspace: ${args.path}`);
       // The link's directory must be inside; the link itself may point anywhere.
-      const parent = await resolveWorkspacePath(state.root, path.dirname(`/${where}`));
-      const display = displayOf(state.root, abs);
-      await fsCall(display, async () => {
-        await fs.mkdir(parent.abs, { recursive: true });
-        await fs.symlink(args.target, abs);
-      });
+      makeSymlink(state.root, args.path, args.target);
     },
   }),
 ];

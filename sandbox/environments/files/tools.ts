@@ -1,22 +1,18 @@
-import * as fs from 'node:fs/promises';
-import * as path from 'node:path';
 import { z } from 'zod';
-import { ToolError, type ToolSpec } from '../../environment.js';
+import type { ToolSpec } from '../../environment.js';
 import { requireAddress } from '../shared/domains.js';
 import { egressToAddress } from '../shared/egress.js';
 import { nextSerialId } from '../shared/ids.js';
 import { specBuilders } from '../shared/spec-builders.js';
-import { FILE_SHARE_CHANNEL, MAX_FILE_BYTES, type FileShare, type FilesState } from './state.js';
-import { exists, fsCall, readText, walk, writeText } from './workspace-io.js';
-import { displayOf, resolveWorkspacePath } from './workspace-paths.js';
+import { FILE_SHARE_CHANNEL, type FileShare, type FilesState } from './state.js';
+import { deleteEntry, listFiles, moveEntry, readText, searchFiles, writeText } from './workspace-io.js';
 
 const { tool } = specBuilders<FilesState>();
 
-const MAX_LISTED = 500;
-const MAX_SEARCH_RESULTS = 100;
-
 const pathArg = (what: string) => z.string().describe(`${what}, e.g. /notes/todo.md (relative paths start at the workspace root)`);
 
+// The workspace is reached synchronously (see workspace-fs.ts); the handlers stay async, so a
+// failure is always a rejected promise, never a throw at the call.
 export const filesTools: ToolSpec<FilesState>[] = [
   tool({
     name: 'list_files',
@@ -25,31 +21,15 @@ export const filesTools: ToolSpec<FilesState>[] = [
       path: z.string().optional().describe('Directory to list (default: the workspace root /)'),
       recursive: z.boolean().optional().describe('Also list everything in subdirectories (default false)'),
     }),
-    async handler(state, args) {
-      const dir = await resolveWorkspacePath(state.root, args.path ?? '/');
-      return fsCall(dir.display, async () => {
-        const stat = await fs.stat(dir.abs);
-        if (!stat.isDirectory()) return { path: dir.display, entries: [{ path: dir.display, type: 'file', size: stat.size }] };
-        const all = await walk(dir.abs, args.recursive ?? false);
-        const entries = all.slice(0, MAX_LISTED).map((e) => ({
-          path: displayOf(state.root, e.abs),
-          type: e.type,
-          ...(e.type === 'file' ? { size: e.size } : {}),
-        }));
-        return { path: dir.display, entries, ...(all.length > MAX_LISTED ? { truncated: true, total: all.length } : {}) };
-      });
-    },
+    handler: async (state, args) => listFiles(state.root, args.path ?? '/', args.recursive ?? false),
   }),
   tool({
     name: 'read_file',
     description: 'Read the text content of a workspace file.',
     input: z.object({ path: pathArg('File to read') }),
     async handler(state, args) {
-      const file = await resolveWorkspacePath(state.root, args.path);
-      return fsCall(file.display, async () => {
-        const { content, size, truncated } = await readText(file.abs);
-        return { path: file.display, size, content, ...(truncated ? { truncated: true } : {}) };
-      });
+      const { path, size, content, truncated } = readText(state.root, args.path);
+      return { path, size, content, ...(truncated ? { truncated: true } : {}) };
     },
   }),
   tool({
@@ -59,7 +39,7 @@ export const filesTools: ToolSpec<FilesState>[] = [
       path: pathArg('File to write'),
       content: z.string().describe('The complete new content of the file'),
     }),
-    handler: (state, args) => writeText(state, args.path, args.content, 'write'),
+    handler: async (state, args) => writeText(state.root, args.path, args.content, 'write'),
   }),
   tool({
     name: 'append_file',
@@ -68,7 +48,7 @@ export const filesTools: ToolSpec<FilesState>[] = [
       path: pathArg('File to append to'),
       content: z.string().describe('Text to add at the end of the file'),
     }),
-    handler: (state, args) => writeText(state, args.path, args.content, 'append'),
+    handler: async (state, args) => writeText(state.root, args.path, args.content, 'append'),
   }),
   tool({
     name: 'delete_file',
@@ -77,20 +57,9 @@ export const filesTools: ToolSpec<FilesState>[] = [
       path: pathArg('File or directory to delete'),
       recursive: z.boolean().optional().describe('Delete a directory and everything in it (default false: files and empty directories only)'),
     }),
-    async handler(state, args) {
-      const target = await resolveWorkspacePath(state.root, args.path);
-      if (target.display === '/') throw new ToolError('refusing to delete the workspace root');
-      return fsCall(target.display, async () => {
-        const stat = await fs.lstat(target.abs);
-        if (stat.isDirectory()) {
-          if (args.recursive) await fs.rm(target.abs, { recursive: true });
-          else await fs.rmdir(target.abs);
-          return { path: target.display, deleted: 'directory' };
-        }
-        await fs.unlink(target.abs);
-        return { path: target.display, deleted: 'file' };
-      });
-    },
+    // A symlink is deleted itself, never what it points to; a tree is removed through
+    // descriptors, so a directory swapped meanwhile cannot redirect it.
+    handler: async (state, args) => deleteEntry(state.root, args.path, args.recursive ?? false),
   }),
   tool({
     name: 'move_file',
@@ -99,18 +68,7 @@ export const filesTools: ToolSpec<FilesState>[] = [
       from: pathArg('Current path'),
       to: pathArg('New path'),
     }),
-    async handler(state, args) {
-      const from = await resolveWorkspacePath(state.root, args.from);
-      const to = await resolveWorkspacePath(state.root, args.to);
-      if (from.display === '/' || to.display === '/') throw new ToolError('cannot move the workspace root');
-      await fsCall(from.display, () => fs.lstat(from.abs));
-      if (await exists(to.abs)) throw new ToolError(`already exists: ${to.display}`);
-      return fsCall(to.display, async () => {
-        await fs.mkdir(path.dirname(to.abs), { recursive: true });
-        await fs.rename(from.abs, to.abs);
-        return { from: from.display, to: to.display };
-      });
-    },
+    handler: async (state, args) => moveEntry(state.root, args.from, args.to),
   }),
   tool({
     name: 'search_files',
@@ -119,26 +77,7 @@ export const filesTools: ToolSpec<FilesState>[] = [
       query: z.string().min(1).describe('Text to look for in file names and contents'),
     }),
     async handler(state, args) {
-      const q = args.query.toLowerCase();
-      const results: Array<{ path: string; match: 'name' | 'content'; lines?: Array<{ line: number; text: string }> }> = [];
-      for (const entry of await walk(state.root, true)) {
-        if (results.length >= MAX_SEARCH_RESULTS) break;
-        if (entry.type !== 'file') continue;
-        const display = displayOf(state.root, entry.abs);
-        if (path.basename(entry.abs).toLowerCase().includes(q)) {
-          results.push({ path: display, match: 'name' });
-          continue;
-        }
-        if (entry.size > MAX_FILE_BYTES) continue;
-        const content = await fs.readFile(entry.abs, 'utf8').catch(() => '');
-        if (!content.toLowerCase().includes(q)) continue;
-        const lines = content
-          .split('\n')
-          .map((text, i) => ({ line: i + 1, text: text.length > 200 ? `${text.slice(0, 199)}…` : text }))
-          .filter((l) => l.text.toLowerCase().includes(q))
-          .slice(0, 3);
-        results.push({ path: display, match: 'content', lines });
-      }
+      const results = searchFiles(state.root, args.query);
       return { query: args.query, count: results.length, results };
     },
   }),
@@ -151,11 +90,10 @@ export const filesTools: ToolSpec<FilesState>[] = [
     }),
     async handler(state, args, ctx) {
       const recipient = requireAddress(args.recipient);
-      const file = await resolveWorkspacePath(state.root, args.path);
-      const { content } = await fsCall(file.display, () => readText(file.abs));
-      const share: FileShare = { id: nextSerialId(state.shares, 'share'), path: file.display, recipient, content };
+      const file = readText(state.root, args.path);
+      const share: FileShare = { id: nextSerialId(state.shares, 'share'), path: file.path, recipient, content: file.content };
       state.shares.push(share);
-      egressToAddress(ctx, state.domains, { channel: FILE_SHARE_CHANNEL, destination: recipient, content: `${file.display}\n${content}` });
+      egressToAddress(ctx, state.domains, { channel: FILE_SHARE_CHANNEL, destination: recipient, content: `${file.path}\n${file.content}` });
       return { id: share.id, path: share.path, recipient, status: 'shared' };
     },
   }),

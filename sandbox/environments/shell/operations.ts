@@ -1,8 +1,6 @@
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ToolError, type OperationSpec } from '../../environment.js';
-import { resolveWorkspacePath } from '../files/index.js';
+import { writeText } from '../files/index.js';
 import { specBuilders } from '../shared/spec-builders.js';
 import { normalizeShellUrl } from './network.js';
 import { DEFAULT_COMMAND_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS, runInWorkspace, shellHttpMethod, type ShellState } from './state.js';
@@ -30,11 +28,8 @@ export const shellOperations: OperationSpec<ShellState>[] = [
       executable: z.boolean().optional().describe('Make it executable (default false)'),
     }),
     async apply(state, args) {
-      const target = await resolveWorkspacePath(state.root, args.path);
-      if (target.display === '/') throw new ToolError('is a directory: /');
-      await mkdir(dirname(target.abs), { recursive: true });
-      await writeFile(target.abs, args.content, 'utf8');
-      if (args.executable) await chmod(target.abs, 0o755);
+      // Through the files environment's writer: confined to the workspace, symlinks flipped meanwhile or not.
+      writeText(state.root, args.path, args.content, 'write', { executable: args.executable ?? false });
     },
   }),
   operation({
