@@ -1,4 +1,4 @@
-import { AgentError, type AgentAdapter, type AgentSession, type AgentTurn } from './adapter.js';
+import { AgentError, modelEndpoint, type AgentAdapter, type AgentSession, type AgentTurn } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, type AgentProcess, TurnProcesses } from './agent-process.js';
 import { locateProgram } from './agent-programs.js';
@@ -11,7 +11,8 @@ export interface McpCliAgentOptions {
   /**
    * Arguments for one turn. Placeholders: `{message}` the user message, `{gatewayUrl}`,
    * `{gatewayName}`, `{workspace}`, `{home}` (the session's private config dir), `{mcpConfig}`
-   * (a JSON file `{"mcpServers": {"vera": {"type": "http", "url": …}}}` in it), `{turn}` (0-based).
+   * (a JSON file `{"mcpServers": {"vera": {"type": "http", "url": …}}}` in it), `{turn}` (0-based),
+   * `{modelBaseURL}` (the run's route to `modelBaseURL`).
    */
   args: string[];
   /** Extra environment variables; values may use the same placeholders. */
@@ -19,8 +20,14 @@ export interface McpCliAgentOptions {
   /** A turn that takes longer fails with the program's stderr tail (default 600). */
   turnTimeoutSeconds?: number;
   /**
-   * Model endpoints the program may reach when confined (loopback URLs, e.g. the run-wide model
-   * proxy or a local server); the gateway is always reachable. Default: none.
+   * The program's model endpoint. `{modelBaseURL}` in `args` and `env` becomes the run's route to
+   * it — through the run-wide model proxy (limits, usage counted per run) and, for a scripted
+   * model, under the run's token (its plan) — and a confined program may reach it.
+   */
+  modelBaseURL?: string;
+  /**
+   * Other endpoints the program may reach when confined (loopback URLs); the gateway and
+   * `modelBaseURL` always are. Default: none.
    */
   network?: string[];
   /** Host paths the program reads (its scripts, beyond its own folder), visible read-only when confined. */
@@ -39,7 +46,8 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
     id: `mcp-cli:${options.name}`,
     async start(ctx) {
       const program = options.command.includes('/') ? locateProgram({ label: options.name, configured: options.command, envVar: 'VERA_MCP_CLI_BIN', installed: [] }) : locateProgram({ label: options.name, envVar: 'VERA_MCP_CLI_BIN', installed: [], pathName: options.command });
-      const spawn = spawnerOf(ctx, { network: options.network ?? [], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
+      const model = options.modelBaseURL ? modelEndpoint(ctx, options.modelBaseURL) : undefined;
+      const spawn = spawnerOf(ctx, { network: [...(model ? [model] : []), ...(options.network ?? [])], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'mcp-cli', ctx.signal, [program]);
       let mcpConfig: string;
       try {
@@ -52,8 +60,8 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
       const turns = new TurnProcesses();
       let closed: Promise<void> | undefined;
       const fill = (template: string, message: string) =>
-        template.replace(/\{(message|gatewayUrl|gatewayName|workspace|home|mcpConfig|turn)\}/g, (_, key: string) =>
-          ({ message, gatewayUrl: ctx.gatewayUrl, gatewayName: ctx.gatewayName, workspace: ctx.workspace, home: home.path, mcpConfig, turn: String(turn) })[key]!,
+        template.replace(/\{(message|gatewayUrl|gatewayName|workspace|home|mcpConfig|turn|modelBaseURL)\}/g, (_, key: string) =>
+          ({ message, gatewayUrl: ctx.gatewayUrl, gatewayName: ctx.gatewayName, workspace: ctx.workspace, home: home.path, mcpConfig, turn: String(turn), modelBaseURL: model ?? '' })[key]!,
         );
       const session: AgentSession = {
         async send(message, sendOptions = {}): Promise<AgentTurn> {

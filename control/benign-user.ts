@@ -1,3 +1,4 @@
+import { taskCalls } from '../engine/scripted-plan.js';
 import { answerFrom, questionsIn } from './clarifying-questions.js';
 import type { ControlAgent, ControlDecision, ControlExchange, ControlSession } from './control.js';
 
@@ -22,7 +23,7 @@ export function benignUser(): ControlAgent {
         transcript,
         async next(observation) {
           const { turn } = observation;
-          if (turn === 0) return decide(turn, { action: 'send', message: ctx.spec.task, strategy: 'honest-task' }, 'honest-task');
+          if (turn === 0) return decide(turn, { action: 'send', message: ctx.spec.task, strategy: 'honest-task', calls: taskCalls(ctx.spec) }, 'honest-task');
           const questions = questionsIn(observation.responses.at(-1) ?? '');
           if (questions.length === 0) return decide(turn, { action: 'stop', reason: 'task delivered; the agent asked nothing more' });
           const answer = answerFrom(ctx.spec.user, questions);
@@ -32,7 +33,7 @@ export function benignUser(): ControlAgent {
           }
           if (given.has(answer.reply)) return decide(turn, { action: 'stop', reason: `the agent asked again; the user already answered (${answer.from.join(', ')})` });
           given.add(answer.reply);
-          return decide(turn, { action: 'send', message: answer.reply, strategy: 'answer-question' }, 'answer-question', `answers "${asked}" from ${answer.from.join(', ')}`);
+          return decide(turn, { action: 'send', message: answer.reply, strategy: 'answer-question', calls: taskCalls(ctx.spec) }, 'answer-question', `answers "${asked}" from ${answer.from.join(', ')}`);
         },
       };
     },

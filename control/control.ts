@@ -42,6 +42,11 @@ export type ControlDecision =
       strategy?: string;
       /** New payloads for injection rules, by rule id, applied from this turn on. */
       payloads?: Record<string, string>;
+      /**
+       * What the embedded scripted model does with this message (the tool calls it leads to):
+       * delivered out of band, never part of the message. A real model under test ignores it.
+       */
+      calls?: Array<{ tool: string; args: Record<string, unknown> }>;
       note?: string;
     }
   | { action: 'stop'; reason: string };

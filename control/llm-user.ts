@@ -1,3 +1,4 @@
+import { taskCalls } from '../engine/scripted-plan.js';
 import type { ControlAgent, ControlContext, ControlDecision, ControlExchange, ControlObservation, ControlSession } from './control.js';
 import { describeToolCalls } from './llm-adversary.js';
 import { ControlModelChat, parseJsonObject, type ControlModelOptions } from './model-chat.js';
@@ -54,7 +55,7 @@ class LlmUserSession implements ControlSession {
     const { turn } = observation;
     if (turn === 0) {
       // The honest request is the case's task, verbatim: no model is needed to say it.
-      const decision: ControlDecision = { action: 'send', message: this.ctx.spec.task, strategy: 'honest-task' };
+      const decision: ControlDecision = { action: 'send', message: this.ctx.spec.task, strategy: 'honest-task', calls: taskCalls(this.ctx.spec) };
       this.transcript.push({ turn, strategy: 'honest-task', decision });
       return decision;
     }
@@ -72,7 +73,7 @@ class LlmUserSession implements ControlSession {
     if (!data || data.stop === true || typeof data.message !== 'string' || !data.message.trim()) {
       const reason = data && typeof data.reason === 'string' ? data.reason : 'the user has nothing to add';
       decision = { action: 'stop', reason: `user stopped: ${reason}` };
-    } else decision = { action: 'send', message: data.message, strategy: 'answer-question' };
+    } else decision = { action: 'send', message: data.message, strategy: 'answer-question', calls: taskCalls(this.ctx.spec) };
     this.transcript.push({ turn, ...(decision.action === 'send' ? { strategy: 'answer-question' } : {}), request, response, decision });
     return decision;
   }

@@ -1,3 +1,4 @@
+import { messageCalls, taskCalls } from '../engine/scripted-plan.js';
 import { ControlError, type ControlAgent, type ControlDecision, type ControlExchange, type ControlSession } from './control.js';
 
 /**
@@ -25,9 +26,12 @@ export function scriptedAdversary(): ControlAgent {
         transcript,
         async next(observation) {
           const message = messages[observation.turn];
-          const strategy = observation.turn === 0 && ctx.threatModel === 'multi-channel' ? 'cover-task' : 'scripted';
+          const cover = observation.turn === 0 && ctx.threatModel === 'multi-channel';
+          const strategy = cover ? 'cover-task' : 'scripted';
+          // What a scripted agent does with it: the task for the cover message, else the n-th message's plan.
+          const calls = cover ? taskCalls(ctx.spec) : messageCalls(ctx.spec, observation.turn - (ctx.threatModel === 'multi-channel' ? 1 : 0));
           const decision: ControlDecision =
-            message === undefined ? { action: 'stop', reason: 'script exhausted' } : { action: 'send', message, strategy };
+            message === undefined ? { action: 'stop', reason: 'script exhausted' } : { action: 'send', message, strategy, calls };
           transcript.push({ turn: observation.turn, ...(decision.action === 'send' ? { strategy } : {}), decision });
           return decision;
         },

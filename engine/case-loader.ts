@@ -37,6 +37,8 @@ export interface LoadedCase {
   threatModelLines: Record<ThreatModel, SourcePosition>;
   /** Where the verifier is: a violation's stack points here. */
   verifierPosition: SourcePosition;
+  /** Where a field of the case is in the file (the deepest existing node on `path`), for problems found after loading. */
+  locate(path: ReadonlyArray<PropertyKey>): SourcePosition;
 }
 
 export interface SourcePosition {
@@ -176,7 +178,7 @@ function parseDocumentCase(
   });
   return {
     ok: true,
-    loaded: { file, source, spec, line: idPosition.line, threatModelLines, verifierPosition: locate(['verifier']) },
+    loaded: { file, source, spec, line: idPosition.line, threatModelLines, verifierPosition: locate(['verifier']), locate },
   };
 }
 

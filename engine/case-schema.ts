@@ -91,6 +91,26 @@ export const witness = z.strictObject({
 });
 export type Witness = z.infer<typeof witness>;
 
+/**
+ * What the embedded scripted model does in a run (the deterministic stand-in for a model that
+ * reads English): which tool calls follow the honest task, each adversarial message and each
+ * injection. It is never shown to an agent — it reaches the scripted model out of band, keyed to
+ * the run — and a real model ignores it. Optional: without it the task plan is the safe witness's
+ * calls and the attack plan the violating witness's. Argument strings may refer to earlier tool
+ * results (`<<read_file.content>>`), resolved by the scripted model as it acts.
+ */
+export const scriptedPlan = z.strictObject({
+  /** Calls that carry out the honest task. */
+  task: z.array(witnessCall).optional(),
+  /** Calls that carry out the harmful goal: what an adversarial message or an injection leads to. */
+  attack: z.array(witnessCall).optional(),
+  /** Per `attack.messages` entry (by position), instead of `attack`. */
+  messages: z.array(z.array(witnessCall)).optional(),
+  /** Per injection rule id, instead of `attack`. */
+  injections: z.record(z.string(), z.array(witnessCall)).optional(),
+});
+export type ScriptedPlan = z.infer<typeof scriptedPlan>;
+
 export const secretSpec = z.strictObject({
   format: z.enum(['token', 'digits', 'hex', 'api-key', 'password']).default('token'),
   length: z.int().min(4).max(128).optional(),
@@ -133,6 +153,8 @@ export const safetyCase = z
     /** Runs per threat model (overrides the run's `repeats` option); each repeat is seeded and recorded. */
     repeats: z.int().positive().max(1000).optional(),
     witnesses: z.strictObject({ violating: witness, safe: witness }),
+    /** The embedded scripted model's plan (never shown to an agent); see `scriptedPlan`. */
+    plan: scriptedPlan.optional(),
     tags: z.array(z.string()).default([]),
   })
   .superRefine((c, ctx) => {
@@ -154,6 +176,12 @@ export const safetyCase = z
       if (ids.has(ruleId)) ctx.addIssue({ code: 'custom', path: ['attack', 'injections', i, 'id'], message: `duplicate injection id "${ruleId}"` });
       ids.add(ruleId);
     });
+    for (const ruleId of Object.keys(c.plan?.injections ?? {})) {
+      if (!ids.has(ruleId)) ctx.addIssue({ code: 'custom', path: ['plan', 'injections', ruleId], message: `no injection rule "${ruleId}" (rules: ${[...ids].join(', ') || 'none'})` });
+    }
+    if (c.plan?.messages && c.plan.messages.length > (c.attack.messages?.length ?? 0)) {
+      ctx.addIssue({ code: 'custom', path: ['plan', 'messages'], message: `${c.plan.messages.length} message plans for ${c.attack.messages?.length ?? 0} attack.messages` });
+    }
   });
 
 export type SafetyCase = z.infer<typeof safetyCase>;

@@ -37,3 +37,26 @@ export function preview(value: unknown, max = 160): string {
   const text = typeof value === 'string' ? JSON.stringify(value) : toText(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/** JSON text with object keys sorted: equal values (in the sense of `deepEqual`) give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isPlainObject(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`)
+      .join(',')}}`;
+  }
+  return value === undefined ? 'null' : JSON.stringify(value);
+}
+
+/** A `contains` needle that every value would contain, or that says nothing: absent, null, "", [] or {}. */
+export function isEmptyNeedle(value: unknown): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    value === '' ||
+    (Array.isArray(value) && value.length === 0) ||
+    (isPlainObject(value) && Object.keys(value).length === 0)
+  );
+}

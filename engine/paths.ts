@@ -8,7 +8,9 @@ import { isPlainObject } from './json.js';
  *   email.inbox[from="boss@corp.example"].body   items whose field equals a string
  *
  * A path names zero or more places; `resolvePath` returns each with its canonical spelling,
- * which is what evidence shows.
+ * which is what evidence shows. A filter compares the text of a scalar field (a string, a number
+ * or a boolean): `[n=4]` selects items whose `n` is 4 or "4"; an item lacking the field, or whose
+ * field is null (SQL NULL) or an object, is never selected — `[status=undefined]` selects nothing.
  */
 export type PathSegment =
   | { kind: 'key'; key: string }
@@ -105,6 +107,15 @@ function parseBracket(path: string, at: number, inner: string): PathSegment {
   const eq = inner.indexOf('=');
   if (eq > 0) {
     const field = inner.slice(0, eq).trim();
+    // `[status!=x]` used to read as a filter on a field named "status!", which nothing has: a
+    // filter that silently selects nothing. Only equality is supported, on a plain field name.
+    if (/[!<>]$/.test(field)) {
+      const instead = 'use where: { field: { not: … } } or gt/lt';
+      throw new PathSyntaxError(path, at, `a path filter only tests equality ([field=value]); for "${field.slice(-1)}=" ${instead}`);
+    }
+    if (!/^[A-Za-z0-9_$@-]+$/.test(field)) {
+      throw new PathSyntaxError(path, at, `a path filter tests one plain field ([field=value]), not ${JSON.stringify(field)}`);
+    }
     const value = unquote(path, at, inner.slice(eq + 1).trim());
     return { kind: 'filter', field, value };
   }
@@ -122,11 +133,29 @@ function join(base: string, key: string | number): string {
   return base + part;
 }
 
+/** The path written back from its segments, as evidence shows a prefix that names nothing. */
+export function formatSegments(segments: readonly PathSegment[], base = ''): string {
+  let out = base;
+  for (const s of segments) {
+    if (s.kind === 'key') out = join(out, s.key);
+    else if (s.kind === 'index') out = join(out, s.index);
+    else if (s.kind === 'wildcard') out += out ? '.*' : '*';
+    else out += `[${s.field}=${JSON.stringify(s.value)}]`;
+  }
+  return out;
+}
+
 /** Every place the path names in `root`; a missing key yields no match (not `undefined`). */
 export function resolvePath(root: unknown, path: string, base = ''): PathMatch[] {
   if (path === '' || path === '$') return [{ path: base || '$', value: root }];
+  return resolveSegments(root, parsePath(path), base);
+}
+
+/** `resolvePath` over parsed segments; no segments name `root` itself. */
+export function resolveSegments(root: unknown, segments: readonly PathSegment[], base = ''): PathMatch[] {
+  if (segments.length === 0) return [{ path: base || '$', value: root }];
   let current: PathMatch[] = [{ path: base, value: root }];
-  for (const segment of parsePath(path)) {
+  for (const segment of segments) {
     const next: PathMatch[] = [];
     for (const { path: at, value } of current) {
       switch (segment.kind) {
@@ -146,9 +175,7 @@ export function resolvePath(root: unknown, path: string, base = ''): PathMatch[]
           for (const [k, v] of entriesOf(value)) next.push({ path: join(at, k), value: v });
           break;
         case 'filter':
-          for (const [k, v] of entriesOf(value)) {
-            if (isPlainObject(v) && String(v[segment.field]) === segment.value) next.push({ path: join(at, k), value: v });
-          }
+          for (const [k, v] of entriesOf(value)) if (passesFilter(v, segment)) next.push({ path: join(at, k), value: v });
           break;
       }
     }
@@ -211,6 +238,18 @@ function childEntries(value: unknown, segment: PathSegment): Array<[string | num
     case 'wildcard':
       return entriesOf(value);
     case 'filter':
-      return entriesOf(value).filter(([, v]) => isPlainObject(v) && String(v[segment.field]) === segment.value);
+      return entriesOf(value).filter(([, v]) => passesFilter(v, segment));
   }
+}
+
+/** Whether an item passes `[field=value]`: it has the field, as a string, number or boolean whose text is `value`. */
+function passesFilter(item: unknown, filter: { field: string; value: string }): boolean {
+  if (!isPlainObject(item) || !Object.hasOwn(item, filter.field)) return false;
+  const v = item[filter.field];
+  return (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') && String(v) === filter.value;
+}
+
+/** Whether a segment may name several places (`*` or a filter): conditions that share one bind it to one element. */
+export function selectsMany(segment: PathSegment): boolean {
+  return segment.kind === 'wildcard' || segment.kind === 'filter';
 }

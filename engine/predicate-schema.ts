@@ -1,15 +1,21 @@
-import { casePatternProblem } from './case-pattern.js';
+import { casePattern, casePatternProblem } from './case-pattern.js';
 import { z } from 'zod';
 import { isPlainObject, type JsonValue } from './json.js';
-import { parsePath } from './paths.js';
+import { normalizers, normalizersOf, normalizeText, type Normalizer } from './normalize.js';
+import { parsePath, selectsMany } from './paths.js';
+
+export type { Normalizer } from './normalize.js';
 
 /**
  * Verifier predicates are data: a case's verifier (and utility check) is a tree of these nodes,
  * evaluated deterministically by `evaluatePredicate`. Nothing in a case is ever executed as code.
  */
 
-/** A value to compare against: a literal, a value read from the initial snapshot, or a run's secret. */
-export type Operand = JsonValue | { fromInitial: string } | { secret: string };
+/**
+ * A value to compare against: a literal, a value read from the initial snapshot (optionally a
+ * capture group of a pattern applied to it), or a run's secret.
+ */
+export type Operand = JsonValue | InitialRef | SecretRef;
 
 export interface ValueMatcher {
   equals?: Operand;
@@ -22,6 +28,7 @@ export interface ValueMatcher {
   lte?: Operand;
   exists?: boolean;
   ignoreCase?: boolean;
+  normalize?: Normalizer | Normalizer[];
   not?: ValueMatcher;
   some?: Condition;
   every?: Condition;
@@ -47,18 +54,6 @@ export interface ToolCallMatcher {
   injected?: boolean;
   origin?: 'gateway' | 'agent';
   count?: CountBounds;
-}
-
-export type StateScope = 'final' | 'initial' | 'added' | 'removed' | 'changed';
-
-export interface StateMatcher {
-  path: string;
-  scope?: StateScope;
-  value?: Condition;
-  where?: FieldConditions;
-  quantifier?: 'some' | 'none' | 'all';
-  count?: CountBounds;
-  key?: string;
 }
 
 export interface ResponseMatcher extends ValueMatcher {
@@ -102,9 +97,24 @@ const pathString = z.string().min(1, 'a path cannot be empty').superRefine((path
   }
 });
 
+/** A pattern whose first capture group is taken as the operand: `"code: (\\d+)"`. */
+const capturePattern = z.string().min(1).superRefine((source, ctx) => {
+  const problem = casePatternProblem(source);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  else if (casePattern(source).groups === 0) {
+    ctx.addIssue({ code: 'custom', message: 'a capture pattern needs a group, e.g. "code: (\\d+)": its first group is the operand' });
+  }
+});
+
+export const initialRef = z.strictObject({ fromInitial: pathString, capture: capturePattern.optional() });
+/** `{ fromInitial: path }`: every value the path names in the initial snapshot; with `capture`, group 1 of the pattern in each. */
+export type InitialRef = z.infer<typeof initialRef>;
+export const secretRef = z.strictObject({ secret: z.string().min(1) });
+export type SecretRef = z.infer<typeof secretRef>;
+
 const operand: z.ZodType<Operand> = dispatch<Operand>((value) => {
-  if (isPlainObject(value) && 'fromInitial' in value) return z.strictObject({ fromInitial: pathString });
-  if (isPlainObject(value) && 'secret' in value && Object.keys(value).length === 1) return z.strictObject({ secret: z.string().min(1) });
+  if (isPlainObject(value) && 'fromInitial' in value) return initialRef;
+  if (isPlainObject(value) && 'secret' in value && Object.keys(value).length === 1) return secretRef;
   return jsonValue;
 });
 
@@ -115,6 +125,18 @@ const regexString = z.string().min(1).superRefine((source, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
+/** An empty needle is in every text and every list would "contain" null: refused where it is written. */
+const containsOperand = dispatch<Operand>((value) => {
+  if (value === '') return z.never({ error: '`contains: ""` would match everything' });
+  if (value === null) return z.never({ error: '`contains: null` says nothing; use `exists: false` for a missing value' });
+  if (Array.isArray(value) && value.length === 0) return z.never({ error: '`contains: []` says nothing; give the element to look for' });
+  if (isPlainObject(value) && Object.keys(value).length === 0) return z.never({ error: '`contains: {}` says nothing; give the element to look for' });
+  return operand;
+});
+
+export const normalizer = z.enum(normalizers);
+const normalizeSpec = z.union([normalizer, z.array(normalizer).min(1)], { error: `normalize is one of ${normalizers.join(', ')}, or a list of them` });
+
 const matcherKeys = [
   'equals', 'contains', 'matches', 'oneOf', 'gt', 'gte', 'lt', 'lte', 'exists', 'not', 'some', 'every', 'length',
 ] as const;
@@ -122,9 +144,7 @@ const matcherKeys = [
 const valueMatcherShape = {
   equals: operand.optional(),
   // An empty `contains` would hold on every string: the `x or "" in s` slip, refused here.
-  contains: dispatch<Operand>((value) =>
-    typeof value === 'string' ? z.string().min(1, '`contains: ""` would match everything') : operand,
-  ).optional(),
+  contains: containsOperand.optional(),
   matches: regexString.optional(),
   oneOf: z.array(operand).min(1).optional(),
   gt: numberOperand.optional(),
@@ -133,6 +153,7 @@ const valueMatcherShape = {
   lte: numberOperand.optional(),
   exists: z.boolean().optional(),
   ignoreCase: z.boolean().optional(),
+  normalize: normalizeSpec.optional(),
   get not() {
     return valueMatcher.optional();
   },
@@ -151,9 +172,20 @@ function hasCondition(value: Record<string, unknown>): boolean {
   return matcherKeys.some((k) => value[k] !== undefined);
 }
 
+/** A literal needle that normalises to nothing (`contains: "--", normalize: digits`) would match everything. */
+function refuseEmptyNeedle(m: { contains?: unknown; normalize?: Normalizer | Normalizer[] | undefined; ignoreCase?: boolean | undefined }, ctx: z.RefinementCtx): void {
+  if (typeof m.contains !== 'string' || m.contains === '' || m.normalize === undefined) return;
+  const list = normalizersOf(m);
+  if (normalizeText(m.contains, list) === '') {
+    const message = `\`contains: ${JSON.stringify(m.contains)}\` is empty after normalize ${list.join(', ')}: it would match everything`;
+    ctx.addIssue({ code: 'custom', path: ['contains'], message });
+  }
+}
+
 export const valueMatcher: z.ZodType<ValueMatcher> = z
   .strictObject(valueMatcherShape)
-  .refine(hasCondition, { message: `a matcher needs one of: ${matcherKeys.join(', ')}` }) as z.ZodType<ValueMatcher>;
+  .refine(hasCondition, { message: `a matcher needs one of: ${matcherKeys.join(', ')}` })
+  .superRefine(refuseEmptyNeedle) as z.ZodType<ValueMatcher>;
 
 export const condition: z.ZodType<Condition> = dispatch<Condition>((value) =>
   isPlainObject(value) ? valueMatcher : z.union([z.string(), z.number(), z.boolean(), z.null()], { error: 'expected a scalar or a matcher object' }),
@@ -182,19 +214,89 @@ export const toolCallMatcher: z.ZodType<ToolCallMatcher> = z.strictObject({
   count: countBounds.optional(),
 });
 
-export const stateMatcher: z.ZodType<StateMatcher> = z
+export const stateScope = z.enum(['final', 'initial', 'added', 'removed', 'changed']);
+export type StateScope = z.infer<typeof stateScope>;
+
+/** A field of one item: sums and sets read one value per item, so no `*` or `[field=value]`. */
+const itemField = pathString.superRefine((path, ctx) => {
+  let segments;
+  try {
+    segments = parsePath(path);
+  } catch {
+    return; // pathString reports it
+  }
+  if (segments.some(selectsMany)) ctx.addIssue({ code: 'custom', message: `"${path}" may name several values of one item; name one field (no * or [field=value])` });
+});
+
+const aggregateKinds = ['sum', 'min', 'max', 'count'] as const;
+
+/** `{ sum: amount, value: { gt: 10 } }`: one number computed over the selected items, then matched. */
+export const aggregate = z
+  .strictObject({
+    sum: itemField.optional(),
+    min: itemField.optional(),
+    max: itemField.optional(),
+    count: z.literal(true, { error: 'count: true counts the selected items' }).optional(),
+    value: condition,
+  })
+  .superRefine((a, ctx) => {
+    const kinds = aggregateKinds.filter((k) => a[k] !== undefined);
+    if (kinds.length !== 1) {
+      ctx.addIssue({ code: 'custom', message: `an aggregate has exactly one of sum, min, max, count${kinds.length ? `; found ${kinds.join(' and ')}` : ''}` });
+    }
+  });
+export type Aggregate = z.infer<typeof aggregate>;
+
+/** Items of a collection, as `state` selects them: the other side of a set comparison. */
+export const selection = z.strictObject({
+  path: pathString,
+  scope: stateScope.optional(),
+  where: fieldConditions.optional(),
+  key: z.string().min(1).optional(),
+  /** The field compared on this side (default: the comparison's `of`). */
+  of: itemField.optional(),
+});
+export type Selection = z.infer<typeof selection>;
+
+const setSide = dispatch<Selection | JsonValue[]>((value) =>
+  Array.isArray(value) ? z.array(jsonValue).min(1, 'an empty list: nothing can be compared with it') : selection,
+);
+
+export const setRelations = ['sameAs', 'subsetOf', 'supersetOf', 'disjointFrom'] as const;
+
+/** `{ of: id, sameAs: { path, scope, where } }`: the set of `of` values of the selected items, against another. */
+export const setComparison = z
+  .strictObject({
+    of: itemField,
+    normalize: normalizeSpec.optional(),
+    sameAs: setSide.optional(),
+    subsetOf: setSide.optional(),
+    supersetOf: setSide.optional(),
+    disjointFrom: setSide.optional(),
+  })
+  .superRefine((c, ctx) => {
+    const found = setRelations.filter((r) => c[r] !== undefined);
+    if (found.length !== 1) {
+      ctx.addIssue({ code: 'custom', message: `a set comparison has exactly one of ${setRelations.join(', ')}${found.length ? `; found ${found.join(' and ')}` : ''}` });
+    }
+  });
+export type SetComparison = z.infer<typeof setComparison>;
+
+export const stateMatcher = z
   .strictObject({
     path: pathString,
-    scope: z.enum(['final', 'initial', 'added', 'removed', 'changed']).optional(),
+    scope: stateScope.optional(),
     value: condition.optional(),
     where: fieldConditions.optional(),
     quantifier: z.enum(['some', 'none', 'all']).optional(),
     count: countBounds.optional(),
     key: z.string().min(1).optional(),
+    aggregate: aggregate.optional(),
+    set: setComparison.optional(),
   })
   .superRefine((s, ctx) => {
     if (s.value !== undefined) {
-      for (const k of ['where', 'quantifier', 'count', 'key'] as const) {
+      for (const k of ['where', 'quantifier', 'count', 'key', 'aggregate', 'set'] as const) {
         if (s[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `\`${k}\` applies to collections; it cannot be combined with \`value\`` });
       }
       if (s.scope && s.scope !== 'final' && s.scope !== 'initial') {
@@ -204,11 +306,23 @@ export const stateMatcher: z.ZodType<StateMatcher> = z
     if (s.quantifier !== undefined && s.count !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['count'], message: 'use either `quantifier` or `count`, not both' });
     }
+    for (const k of ['aggregate', 'set'] as const) {
+      if (s[k] === undefined) continue;
+      for (const other of ['quantifier', 'count'] as const) {
+        if (s[other] !== undefined) ctx.addIssue({ code: 'custom', path: [other], message: `\`${k}\` decides on its own; it cannot be combined with \`${other}\`` });
+      }
+    }
+    if (s.aggregate !== undefined && s.set !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['set'], message: 'use either `aggregate` or `set`, not both (wrap two state checks in `all`)' });
+    }
   });
+/** A check on the environment snapshot: one value, or the items of a collection (quantified, aggregated or compared as a set). */
+export type StateMatcher = z.infer<typeof stateMatcher>;
 
 export const responseMatcher: z.ZodType<ResponseMatcher> = z
   .strictObject({ ...valueMatcherShape, turn: z.enum(['any', 'last']).optional() })
-  .refine(hasCondition, { message: `a response matcher needs one of: ${matcherKeys.join(', ')}` }) as z.ZodType<ResponseMatcher>;
+  .refine(hasCondition, { message: `a response matcher needs one of: ${matcherKeys.join(', ')}` })
+  .superRefine(refuseEmptyNeedle) as z.ZodType<ResponseMatcher>;
 
 export const egressMatcher: z.ZodType<EgressMatcher> = z.strictObject({
   secret: z.string().min(1).optional(),

@@ -56,6 +56,14 @@ export interface SafetyRecord {
    * `container`, or `none` — an unconfined run the user opted into (the reports warn about it).
    */
   confinement?: 'bubblewrap' | 'container' | 'none';
+  /**
+   * For a violated run with injections: the same case, seed and canaries re-run with every
+   * injection in `identity` mode (the attack text gone; a multi-channel adversary's messages
+   * kept). `attributable`: that run was safe — the injected text caused the violation;
+   * `not-attributable`: it violated too — the harm came from elsewhere; `unknown`: it could not
+   * be judged (error, N/A).
+   */
+  attribution?: Attribution;
   /** Calls the gateway refused — past the tool-call budget, or after the run ended — when there were any. */
   gateway?: { calls: number; refused: number; refusedNotRecorded: number; late: number; lateNotRecorded: number };
   startedAt: string;
@@ -89,6 +97,22 @@ export interface SafetyRecord {
    * trajectory dropped. Re-verification of such a record may differ from the live verdict.
    */
   truncated?: { originalBytes: number; shortenedValues: number; droppedEvents: number };
+}
+
+export interface Attribution {
+  verdict: 'attributable' | 'not-attributable' | 'unknown';
+  counterfactual: {
+    status: RunStatus;
+    stopReason: string;
+    /** The evidence that decided the counterfactual's verdict. */
+    evidence: string[];
+    turns: number;
+    durationMs: number;
+    usage: { input: number; output: number };
+    /** Its model traffic through the run-wide proxy, when there was one (reports add it to the totals). */
+    provider?: ProviderStats;
+    error?: string;
+  };
 }
 
 /** A record larger than this is cut before it is written (an agent in a loop must not fill the disk). */

@@ -9,6 +9,7 @@ import type { SafetyCase } from './case-schema.js';
 import { CaseRun, type CaseRunOptions } from './case-run.js';
 import { writeRecord, type SafetyRecord } from './record.js';
 import { redactRecord } from './redact.js';
+import { attributionOf, needsCounterfactual } from './counterfactual.js';
 
 export interface RunCaseOptions extends CaseRunOptions {
   agent: AgentAdapter;
@@ -20,6 +21,12 @@ export interface RunCaseOptions extends CaseRunOptions {
   user?: ControlAgent;
   /** Where records go (default `.vera/records`); `false` keeps them in memory only. */
   recordDir?: string | false;
+  /**
+   * Re-run a violated, injected run without the attack text to tell whether the injection caused
+   * it (`record.attribution`; see counterfactual.ts). Default false here; the plugin turns it on for
+   * local and scripted models.
+   */
+  counterfactual?: boolean;
 }
 
 export interface RunCaseResult {
@@ -41,6 +48,16 @@ export function controlFor(threatModel: ThreatModel, options: { adversary?: Cont
  * started is torn down.
  */
 export async function runCase(options: RunCaseOptions): Promise<RunCaseResult> {
+  const record = await runOnce(options);
+  if (options.counterfactual && needsCounterfactual(record)) {
+    const counterfactual = await runOnce({ ...options, seed: record.seed ?? 0, secrets: record.secrets, injectionMode: 'identity' });
+    record.attribution = attributionOf(counterfactual);
+  }
+  return finalizeRecord(record, options.recordDir);
+}
+
+/** The stages of one run, start to record, everything torn down. */
+async function runOnce(options: RunCaseOptions): Promise<SafetyRecord> {
   const run = new CaseRun({ ...options, agentId: options.agentId ?? options.agent.id });
   try {
     await run.startSandbox(options.backend ?? new InProcessBackend());
@@ -55,7 +72,7 @@ export async function runCase(options: RunCaseOptions): Promise<RunCaseResult> {
   await run.dispose().catch((error: Error) => {
     record.error ??= { kind: 'TeardownError', message: `teardown failed: ${error.message}` };
   });
-  return finalizeRecord(record, options.recordDir);
+  return record;
 }
 
 /**

@@ -1,14 +1,12 @@
-import { casePattern, type CasePattern } from './case-pattern.js';
-import { deepEqual, isPlainObject, preview, toText } from './json.js';
-import { resolvePath } from './paths.js';
-import type { Condition, FieldConditions, Operand, ValueMatcher } from './predicate-schema.js';
-import { fillSecrets, type Secrets } from './secrets.js';
+import { casePattern } from './case-pattern.js';
+import { deepEqual, isEmptyNeedle, isPlainObject, preview, toText } from './json.js';
+import { describeNormalizers, normalizeDeep, normalizersOf, normalizeText, type Normalizer } from './normalize.js';
+import { resolveOperand, type OperandScope, type OperandValue } from './operands.js';
+import type { Condition, Operand, ValueMatcher } from './predicate-schema.js';
+import { OperandError } from './verifier-error.js';
 
-/** What operands may refer to: the run's secrets and the initial environment snapshot. */
-export interface OperandScope {
-  secrets: Secrets;
-  initial: unknown;
-}
+export { matchFields, type FieldsOutcome } from './field-conditions.js';
+export { resolveOperand, type OperandScope } from './operands.js';
 
 export interface MatchOutcome {
   ok: boolean;
@@ -18,59 +16,47 @@ export interface MatchOutcome {
 
 const MISSING = 'missing';
 
-function refOf(operand: Operand | undefined): { fromInitial?: string; secret?: string } | undefined {
-  if (!isPlainObject(operand) || Object.keys(operand).length !== 1) return undefined;
-  const o = operand as Record<string, unknown>;
-  if (typeof o.fromInitial === 'string') return { fromInitial: o.fromInitial };
-  if (typeof o.secret === 'string') return { secret: o.secret };
-  return undefined;
-}
-
-export function resolveOperand(operand: Operand | undefined, scope: OperandScope): unknown {
-  const ref = refOf(operand);
-  if (ref?.fromInitial !== undefined) {
-    const found = resolvePath(scope.initial, ref.fromInitial);
-    return found.length > 0 ? found[0]!.value : undefined;
-  }
-  if (ref?.secret !== undefined) return scope.secrets[ref.secret];
-  return fillSecrets(operand, scope.secrets);
-}
-
-function describeOperand(operand: Operand | undefined, value: unknown): string {
-  const ref = refOf(operand);
-  if (ref?.fromInitial !== undefined) return `initial ${ref.fromInitial} (${value === undefined ? MISSING : preview(value, 60)})`;
-  if (ref?.secret !== undefined) return `secret ${ref.secret}`;
-  if (typeof operand === 'string' && operand.includes('{{secret.')) return preview(operand, 80);
-  return preview(value, 80);
-}
-
 function got(actual: unknown): string {
   return actual === undefined ? MISSING : preview(actual, 80);
 }
 
-function fold(value: unknown, ignoreCase: boolean | undefined): unknown {
-  return ignoreCase && typeof value === 'string' ? value.toLowerCase() : value;
+/** No value: absent, or null (a database snapshot stores SQL NULL as JSON null). */
+function isAbsent(value: unknown): boolean {
+  return value === undefined || value === null;
 }
 
-function containsValue(actual: unknown, needle: unknown, ignoreCase?: boolean): boolean {
-  if (needle === undefined || needle === null || needle === '') return false;
-  if (Array.isArray(actual)) {
-    return actual.some((item) =>
-      typeof item === 'string' ? containsValue(item, needle, ignoreCase) : deepEqual(item, needle),
-    );
+/** Every string in an object's values, at any depth (keys are structure, not content). */
+function stringsIn(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) stringsIn(v, out);
+  else if (isPlainObject(value)) for (const v of Object.values(value)) stringsIn(v, out);
+  return out;
+}
+
+/**
+ * `contains`, both sides already normalised. Text is searched only for text (`100` is not in
+ * "1000"); a list contains an element equal to the needle ("bob@x" is not in ["jimbob@x"]); an
+ * object contains text that one of its string values contains, or a value equal to the needle.
+ */
+function containsValue(actual: unknown, needle: unknown): boolean {
+  if (typeof actual === 'string') return typeof needle === 'string' && actual.includes(needle);
+  if (Array.isArray(actual)) return actual.some((item) => deepEqual(item, needle));
+  if (isPlainObject(actual)) {
+    return typeof needle === 'string' ? stringsIn(actual).some((s) => s.includes(needle)) : Object.values(actual).some((v) => deepEqual(v, needle));
   }
-  if (actual === undefined) return false;
-  const hay = fold(toText(actual), ignoreCase) as string;
-  const n = fold(typeof needle === 'string' ? needle : toText(needle), ignoreCase) as string;
-  return hay.includes(n);
+  return false;
 }
 
-function regex(source: string, ignoreCase?: boolean): CasePattern {
-  return casePattern(source, ignoreCase);
+function containsHint(actual: unknown, needle: unknown): string {
+  if (typeof actual === 'string' && typeof needle !== 'string') return '; text is searched only for text';
+  if (Array.isArray(actual) && typeof needle === 'string' && actual.some((item) => typeof item === 'string' && item.includes(needle))) {
+    return '; a list contains whole elements: use some: { contains: … } for text inside one';
+  }
+  return '';
 }
 
-function compare(actual: unknown, bound: unknown, op: 'gt' | 'gte' | 'lt' | 'lte'): boolean {
-  if (typeof actual !== 'number' || typeof bound !== 'number' || Number.isNaN(actual)) return false;
+function compare(actual: unknown, bound: number, op: 'gt' | 'gte' | 'lt' | 'lte'): boolean {
+  if (typeof actual !== 'number' || Number.isNaN(actual)) return false;
   switch (op) {
     case 'gt':
       return actual > bound;
@@ -95,13 +81,27 @@ function itemsOf(actual: unknown): unknown[] | undefined {
   return undefined;
 }
 
-/** Every condition in the matcher must hold (they are joined by "and"). */
-export function matchValue(matcher: Condition, actual: unknown, scope: OperandScope): MatchOutcome {
-  if (!isPlainObject(matcher)) {
-    const expected = resolveOperand(matcher as Operand, scope);
-    return { ok: deepEqual(actual, expected), why: `equals ${describeOperand(matcher as Operand, expected)} (got ${got(actual)})` };
-  }
-  const m = matcher as ValueMatcher;
+/**
+ * The first operand value for which `holds` is true; an operand naming several values holds
+ * when one of them does. Evidence names that value, or all of them when none did.
+ */
+function anyValue(operand: Operand, scope: OperandScope, holds: (v: OperandValue) => boolean): { ok: boolean; source: string } {
+  const resolved = resolveOperand(operand, scope);
+  const hit = resolved.values.find(holds);
+  return hit ? { ok: true, source: hit.source } : { ok: false, source: resolved.label };
+}
+
+/**
+ * Every condition in the matcher must hold (they are joined by "and"). `inherited` are the
+ * normalisers (and `ignoreCase`) of an enclosing matcher: `{ ignoreCase: true, not: { equals: X } }`
+ * compares ignoring case inside the `not` too.
+ */
+export function matchValue(matcher: Condition, actual: unknown, scope: OperandScope, inherited: readonly Normalizer[] = []): MatchOutcome {
+  if (typeof matcher !== 'object' || matcher === null) return matchValue({ equals: matcher }, actual, scope, inherited);
+  const m: ValueMatcher = matcher;
+  const norms = normalizersOf(m, inherited);
+  const normalised = normalizeDeep(actual, norms);
+  const after = describeNormalizers(norms);
   const reasons: string[] = [];
   let ok = true;
   const check = (holds: boolean, why: string) => {
@@ -109,27 +109,41 @@ export function matchValue(matcher: Condition, actual: unknown, scope: OperandSc
     if (!holds) ok = false;
   };
 
-  if (m.exists !== undefined) check((actual !== undefined) === m.exists, m.exists ? `exists (got ${got(actual)})` : `does not exist (got ${got(actual)})`);
+  if (m.exists !== undefined) {
+    const present = !isAbsent(actual);
+    check(present === m.exists, `${m.exists ? 'exists' : 'does not exist'}${actual === null ? ' (null counts as missing)' : ''} (got ${got(actual)})`);
+  }
   if (m.equals !== undefined) {
-    const expected = resolveOperand(m.equals, scope);
-    check(expected !== undefined && deepEqual(fold(actual, m.ignoreCase), fold(expected, m.ignoreCase)), `equals ${describeOperand(m.equals, expected)} (got ${got(actual)})`);
+    const r = anyValue(m.equals, scope, (v) => deepEqual(normalised, normalizeDeep(v.value, norms)));
+    check(r.ok, `equals ${r.source}${after} (got ${got(actual)})`);
   }
   if (m.contains !== undefined) {
-    const needle = resolveOperand(m.contains, scope);
-    check(containsValue(actual, needle, m.ignoreCase), `contains ${describeOperand(m.contains, needle)} (got ${got(actual)})`);
+    let needle: unknown;
+    const r = anyValue(m.contains, scope, (v) => {
+      needle = normalizeDeep(v.value, norms);
+      if (isEmptyNeedle(needle)) throw new OperandError(`contains ${v.source} is empty${after}: every value would contain it`);
+      return containsValue(normalised, needle);
+    });
+    check(r.ok, `contains ${r.source}${after} (got ${got(actual)}${r.ok ? '' : containsHint(normalised, needle)})`);
   }
   if (m.matches !== undefined) {
-    check(actual !== undefined && regex(m.matches, m.ignoreCase).test(toText(actual)), `matches /${m.matches}/${m.ignoreCase ? 'i' : ''} (got ${got(actual)})`);
+    const holds = !isAbsent(actual) && casePattern(m.matches, m.ignoreCase).test(normalizeText(toText(actual), norms));
+    check(holds, `matches /${m.matches}/${m.ignoreCase ? 'i' : ''}${after} (got ${got(actual)})`);
   }
   if (m.oneOf !== undefined) {
-    const options = m.oneOf.map((o) => resolveOperand(o, scope));
-    check(options.some((o) => deepEqual(fold(actual, m.ignoreCase), fold(o, m.ignoreCase))), `one of ${preview(options, 80)} (got ${got(actual)})`);
+    const options = m.oneOf.flatMap((o) => resolveOperand(o, scope).values.map((v) => v.value));
+    check(options.some((o) => deepEqual(normalised, normalizeDeep(o, norms))), `one of ${preview(options, 80)}${after} (got ${got(actual)})`);
   }
   for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
-    if (m[op] === undefined) continue;
-    const bound = resolveOperand(m[op], scope);
+    const bound = m[op];
+    if (bound === undefined) continue;
+    const r = anyValue(bound, scope, (v) => {
+      // A bound that is not a number makes the comparison meaningless, not false.
+      if (typeof v.value !== 'number') throw new OperandError(`${op}: ${v.source} is not a number`);
+      return compare(actual, v.value, op);
+    });
     const symbol = { gt: '>', gte: '≥', lt: '<', lte: '≤' }[op];
-    check(compare(actual, bound, op), `${symbol} ${describeOperand(m[op], bound)} (got ${got(actual)})`);
+    check(r.ok, `${symbol} ${r.source} (got ${got(actual)}${typeof actual === 'string' && !r.ok ? '; a string is never compared as a number' : ''})`);
   }
   if (m.length !== undefined) {
     const length = lengthOf(actual);
@@ -138,16 +152,19 @@ export function matchValue(matcher: Condition, actual: unknown, scope: OperandSc
   }
   if (m.some !== undefined) {
     const items = itemsOf(actual);
-    const hit = items?.find((item) => matchValue(m.some!, item, scope).ok);
+    const hit = items?.find((item) => matchValue(m.some!, item, scope, norms).ok);
     check(hit !== undefined, `some item ${describeCondition(m.some)}${hit !== undefined ? ` (got ${preview(hit, 60)})` : ` (got ${got(actual)})`}`);
   }
   if (m.every !== undefined) {
     const items = itemsOf(actual);
-    const miss = items?.find((item) => !matchValue(m.every!, item, scope).ok);
-    check(items !== undefined && miss === undefined, `every item ${describeCondition(m.every)}${miss !== undefined ? ` (not ${preview(miss, 60)})` : ''}`);
+    const miss = items?.find((item) => !matchValue(m.every!, item, scope, norms).ok);
+    // Like `quantifier: all`, "every item" of nothing does not hold: an empty list is no evidence.
+    const empty = items !== undefined && items.length === 0;
+    const detail = miss !== undefined ? ` (not ${preview(miss, 60)})` : empty ? ' (there are no items)' : items === undefined ? ` (got ${got(actual)})` : '';
+    check(items !== undefined && !empty && miss === undefined, `every item ${describeCondition(m.every)}${detail}`);
   }
   if (m.not !== undefined) {
-    const inner = matchValue(m.not, actual, scope);
+    const inner = matchValue(m.not, actual, scope, norms);
     check(!inner.ok, `not (${inner.why})`);
   }
   return { ok, why: reasons.join(' and ') };
@@ -156,32 +173,7 @@ export function matchValue(matcher: Condition, actual: unknown, scope: OperandSc
 export function describeCondition(c: Condition): string {
   if (!isPlainObject(c)) return `equals ${preview(c, 60)}`;
   return Object.entries(c)
-    .filter(([k]) => k !== 'ignoreCase')
+    .filter(([k]) => k !== 'ignoreCase' && k !== 'normalize')
     .map(([k, v]) => `${k} ${preview(v, 60)}`)
     .join(' and ');
-}
-
-/**
- * Conditions on fields of `target` (paths relative to it). A path that names several places
- * holds when one of them satisfies the condition; a path that names none is matched as missing.
- */
-export function matchFields(conditions: FieldConditions, target: unknown, scope: OperandScope): MatchOutcome {
-  const reasons: string[] = [];
-  for (const [path, cond] of Object.entries(conditions)) {
-    const found = resolvePath(target, path);
-    if (found.length === 0) {
-      const outcome = matchValue(cond, undefined, scope);
-      if (!outcome.ok) return { ok: false, why: `${path} ${outcome.why}` };
-      reasons.push(`${path} ${outcome.why}`);
-      continue;
-    }
-    let last: MatchOutcome | undefined;
-    for (const { value } of found) {
-      last = matchValue(cond, value, scope);
-      if (last.ok) break;
-    }
-    if (!last!.ok) return { ok: false, why: `${path} ${last!.why}` };
-    reasons.push(`${path} ${last!.why}`);
-  }
-  return { ok: true, why: reasons.join('; ') };
 }

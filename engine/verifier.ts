@@ -1,17 +1,15 @@
-import { deepEqual, isPlainObject, preview, toText } from './json.js';
-import { entriesOf, resolvePath } from './paths.js';
-import type {
-  CountBounds,
-  EgressMatcher,
-  Encoding,
-  Predicate,
-  ResponseMatcher,
-  StateMatcher,
-  ToolCallMatcher,
-} from './predicate-schema.js';
+import { matchFields } from './field-conditions.js';
+import { preview } from './json.js';
+import type { OperandScope } from './operands.js';
+import { initialOperandProblems } from './predicate-operands.js';
+import type { EgressMatcher, Encoding, Predicate, ResponseMatcher, ToolCallMatcher } from './predicate-schema.js';
 import type { Secrets } from './secrets.js';
+import { describeCount, evaluateState, withinCount } from './state-verifier.js';
 import type { EgressRecord, ToolCallEvent, TrajectoryEvent } from './trajectory.js';
-import { matchFields, matchValue, type OperandScope } from './value-matcher.js';
+import { matchValue } from './value-matcher.js';
+import { OperandError, VerifierError } from './verifier-error.js';
+
+export { VerifierError } from './verifier-error.js';
 
 /** Everything a verifier may look at. Never the agent's claims about what it did. */
 export interface VerificationInput {
@@ -43,16 +41,6 @@ export interface PredicateResult {
   evidence: Evidence[];
 }
 
-export class VerifierError extends Error {
-  constructor(
-    readonly at: string,
-    message: string,
-  ) {
-    super(`${at}: ${message}`);
-    this.name = 'VerifierError';
-  }
-}
-
 /** Whether judging `p` needs the final environment state (a snapshot), or the trajectory suffices. */
 export function needsFinalState(p: Predicate): boolean {
   if ('all' in p) return p.all.some(needsFinalState);
@@ -61,9 +49,27 @@ export function needsFinalState(p: Predicate): boolean {
   return 'state' in p || 'custom' in p;
 }
 
+/**
+ * Judges `p` over the run. Throws `VerifierError` (the run is an error, not a verdict) when the
+ * predicate cannot mean anything here: a `fromInitial` operand that names nothing in the initial
+ * snapshot — checked for every operand up front, not only for those evaluation reaches — an
+ * aggregate over a field that is not a number, a custom check that is not registered.
+ */
 export function evaluatePredicate(p: Predicate, input: VerificationInput, at = 'verifier'): PredicateResult {
   const scope: OperandScope = { secrets: input.secrets, initial: input.initial };
+  const [problem] = initialOperandProblems(p, at, scope);
+  if (problem) throw new VerifierError(problem.at, problem.message);
   return evaluate(p, input, scope, at);
+}
+
+/** A leaf's evaluation, with operand problems reported at the leaf's place in the predicate. */
+function located<T>(at: string, evaluateLeaf: () => T): T {
+  try {
+    return evaluateLeaf();
+  } catch (error) {
+    if (error instanceof OperandError) throw new VerifierError(at, error.message);
+    throw error;
+  }
 }
 
 function evaluate(p: Predicate, input: VerificationInput, scope: OperandScope, at: string): PredicateResult {
@@ -89,11 +95,11 @@ function evaluate(p: Predicate, input: VerificationInput, scope: OperandScope, a
       evidence: inner.evidence.map((e) => ({ ...e, holds: !e.holds, message: `not: ${e.message}` })),
     });
   }
-  if ('toolCall' in p) return labelled(evaluateToolCall(p.toolCall, input, scope, `${at}.toolCall`));
-  if ('sequence' in p) return labelled(evaluateSequence(p.sequence, input, scope, `${at}.sequence`));
-  if ('state' in p) return labelled(evaluateState(p.state, input, scope, `${at}.state`));
-  if ('response' in p) return labelled(evaluateResponse(p.response, input, scope, `${at}.response`));
-  if ('egress' in p) return labelled(evaluateEgress(p.egress, input, scope, `${at}.egress`));
+  if ('toolCall' in p) return labelled(located(`${at}.toolCall`, () => evaluateToolCall(p.toolCall, input, scope, `${at}.toolCall`)));
+  if ('sequence' in p) return labelled(located(`${at}.sequence`, () => evaluateSequence(p.sequence, input, scope, `${at}.sequence`)));
+  if ('state' in p) return labelled(located(`${at}.state`, () => evaluateState(p.state, input, scope, `${at}.state`)));
+  if ('response' in p) return labelled(located(`${at}.response`, () => evaluateResponse(p.response, input, scope, `${at}.response`)));
+  if ('egress' in p) return labelled(located(`${at}.egress`, () => evaluateEgress(p.egress, input, scope, `${at}.egress`)));
   if ('custom' in p) {
     const check = input.custom?.[p.custom];
     if (!check) throw new VerifierError(at, `no custom check named "${p.custom}" is registered`);
@@ -110,22 +116,6 @@ function toolCalls(input: VerificationInput): ToolCallEvent[] {
 
 function describeCall(e: ToolCallEvent): string {
   return `#${e.seq} ${e.tool}(${preview(e.args, 100)})${e.origin === 'agent' ? ' [native]' : ''}`;
-}
-
-function withinCount(n: number, count: CountBounds | undefined): boolean {
-  const c = count ?? { min: 1 };
-  if (c.equals !== undefined && n !== c.equals) return false;
-  if (c.min !== undefined && n < c.min) return false;
-  if (c.max !== undefined && n > c.max) return false;
-  return true;
-}
-
-function describeCount(count: CountBounds | undefined): string {
-  const c = count ?? { min: 1 };
-  if (c.equals !== undefined) return `exactly ${c.equals}`;
-  if (c.min !== undefined && c.max !== undefined) return `${c.min}–${c.max}`;
-  if (c.max !== undefined) return `at most ${c.max}`;
-  return `at least ${c.min}`;
 }
 
 interface CallMatch {
@@ -199,86 +189,6 @@ function evaluateSequence(steps: ToolCallMatcher[], input: VerificationInput, sc
     holds: true,
     evidence: [{ at, holds: true, message: `in order: ${matched.map(describeCall).join(' → ')}`, events: matched.map((e) => e.seq) }],
   };
-}
-
-interface Item {
-  path: string;
-  identity: string;
-  value: unknown;
-}
-
-function collectionItems(root: unknown, path: string, key: string | undefined): Item[] {
-  const items: Item[] = [];
-  for (const match of resolvePath(root, path)) {
-    const isArray = Array.isArray(match.value);
-    for (const [k, v] of entriesOf(match.value)) {
-      let identity: string;
-      if (!isArray) identity = `${match.path}#${String(k)}`;
-      else if (isPlainObject(v) && (key ? resolvePath(v, key).length > 0 : 'id' in v)) {
-        identity = `${match.path}#${toText(key ? resolvePath(v, key)[0]!.value : v.id)}`;
-      } else identity = `${match.path}#${toText(v)}`;
-      items.push({ path: isArray ? `${match.path}[${String(k)}]` : `${match.path}${/^[A-Za-z_$][\w$-]*$/.test(String(k)) ? `.${String(k)}` : `[${JSON.stringify(k)}]`}`, identity, value: v });
-    }
-  }
-  return items;
-}
-
-function scopedItems(m: StateMatcher, input: VerificationInput): Item[] {
-  const scope = m.scope ?? 'final';
-  if (scope === 'final') return collectionItems(input.final, m.path, m.key);
-  if (scope === 'initial') return collectionItems(input.initial, m.path, m.key);
-  const before = collectionItems(input.initial, m.path, m.key);
-  const after = collectionItems(input.final, m.path, m.key);
-  const beforeById = new Map(before.map((i) => [i.identity, i]));
-  const afterById = new Map(after.map((i) => [i.identity, i]));
-  if (scope === 'added') return after.filter((i) => !beforeById.has(i.identity));
-  // Removed items exist only in the initial snapshot: their paths say so.
-  if (scope === 'removed') return before.filter((i) => !afterById.has(i.identity)).map((i) => ({ ...i, path: `initial ${i.path}` }));
-  return after.filter((i) => {
-    const old = beforeById.get(i.identity);
-    return old !== undefined && !deepEqual(old.value, i.value);
-  });
-}
-
-function evaluateState(m: StateMatcher, input: VerificationInput, scope: OperandScope, at: string): PredicateResult {
-  if (m.value !== undefined) {
-    const snapshot = m.scope === 'initial' ? input.initial : input.final;
-    const found = resolvePath(snapshot, m.path);
-    const candidates = found.length ? found : [{ path: m.path, value: undefined }];
-    let outcome = { ok: false, why: '' };
-    let where = m.path;
-    for (const c of candidates) {
-      outcome = matchValue(m.value, c.value, scope);
-      where = c.path;
-      if (outcome.ok) break;
-    }
-    return { holds: outcome.ok, evidence: [{ at, holds: outcome.ok, message: `${m.scope === 'initial' ? 'initial ' : ''}state ${where} ${outcome.why}`, paths: [where] }] };
-  }
-  const items = scopedItems(m, input);
-  const matching = m.where ? items.filter((i) => matchFields(m.where!, i.value, scope).ok) : items;
-  const quantifier = m.quantifier ?? (m.count ? undefined : 'some');
-  let holds: boolean;
-  let wanted: string;
-  if (quantifier === 'none') {
-    holds = matching.length === 0;
-    wanted = 'none wanted';
-  } else if (quantifier === 'all') {
-    // "all" over an empty collection would hold on a sandbox where nothing exists: refused.
-    holds = items.length > 0 && matching.length === items.length;
-    wanted = `all ${items.length} wanted`;
-  } else if (quantifier === 'some') {
-    holds = matching.length > 0;
-    wanted = 'at least 1 wanted';
-  } else {
-    holds = withinCount(matching.length, m.count);
-    wanted = `${describeCount(m.count)} wanted`;
-  }
-  const scopeWord = m.scope && m.scope !== 'final' ? `${m.scope} ` : '';
-  const shown = (quantifier === 'all' && !holds ? items.filter((i) => !matching.includes(i)) : matching).slice(0, 3);
-  let message = `${matching.length} of ${items.length} ${scopeWord}item${items.length === 1 ? '' : 's'} at ${m.path}${m.where ? ' matched' : ''} (${wanted})`;
-  if (shown.length) message += `: ${shown.map((i) => `${i.path} = ${preview(i.value, 90)}`).join(', ')}`;
-  if (m.where && matching.length > 0) message += ` — ${matchFields(m.where, matching[0]!.value, scope).why}`;
-  return { holds, evidence: [{ at, holds, message, paths: shown.map((i) => i.path) }] };
 }
 
 function evaluateResponse(m: ResponseMatcher, input: VerificationInput, scope: OperandScope, at: string): PredicateResult {

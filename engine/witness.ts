@@ -5,7 +5,8 @@ import { environmentsOf } from './case-helpers.js';
 import type { SafetyCase, Witness } from './case-schema.js';
 import { fillSecrets, generateSecrets } from './secrets.js';
 import { Trajectory } from './trajectory.js';
-import { evaluatePredicate, type CustomCheck, type PredicateResult } from './verifier.js';
+import { initialOperandProblems } from './predicate-operands.js';
+import { evaluatePredicate, VerifierError, type CustomCheck, type PredicateResult, type VerificationInput } from './verifier.js';
 
 export type WitnessKind = 'violating' | 'safe' | 'do-nothing';
 
@@ -15,6 +16,12 @@ export interface WitnessResult {
   utility?: PredicateResult;
   /** Witness calls that failed (a witness that cannot run says nothing). */
   failedCalls: string[];
+  /**
+   * Why the case cannot be judged on this witness: a verifier error (a `fromInitial` path that
+   * names nothing in the initial snapshot, an aggregate over text), or an injection condition
+   * whose `fromInitial` operand names nothing. A real run would end as an error.
+   */
+  errors: string[];
 }
 
 export interface WitnessCheck {
@@ -36,31 +43,51 @@ export async function evaluateWitness(
 ): Promise<WitnessResult> {
   const backend = options.backend ?? new InProcessBackend();
   const secrets = generateSecrets(spec.secrets, spec.init);
-  await using sandbox = await backend.start({ environments: environmentsOf(spec), label: `${spec.id}-${kind}` });
-  for (const [i, step] of fillSecrets(spec.init, secrets).entries()) await sandbox.apply(step, i);
-  const initial = await sandbox.snapshot();
-  const trajectory = new Trajectory();
-  const gateway = new ToolGateway({ sandbox, trajectory });
-  trajectory.beginTurn();
-  trajectory.add({ type: 'message', role: 'user', text: spec.task });
-  const failedCalls: string[] = [];
-  for (const call of fillSecrets(witness.calls, secrets)) {
-    const reply = await gateway.call(call.tool, call.args);
-    if (reply.isError) failedCalls.push(`${call.tool}: ${reply.text}`);
+  // No `await using`: this module is loaded natively by Node 20 (the plugin in the config process).
+  const sandbox = await backend.start({ environments: environmentsOf(spec), label: `${spec.id}-${kind}` });
+  try {
+    for (const [i, step] of fillSecrets(spec.init, secrets).entries()) await sandbox.apply(step, i);
+    const initial = await sandbox.snapshot();
+    const trajectory = new Trajectory();
+    const gateway = new ToolGateway({ sandbox, trajectory });
+    trajectory.beginTurn();
+    trajectory.add({ type: 'message', role: 'user', text: spec.task });
+    const failedCalls: string[] = [];
+    for (const call of fillSecrets(witness.calls, secrets)) {
+      const reply = await gateway.call(call.tool, call.args);
+      if (reply.isError) failedCalls.push(`${call.tool}: ${reply.text}`);
+    }
+    for (const text of fillSecrets(witness.responses, secrets)) trajectory.add({ type: 'message', role: 'assistant', text });
+    const final = await sandbox.snapshot();
+    const input = {
+      events: trajectory.events,
+      initial,
+      final,
+      responses: trajectory.responses(),
+      secrets,
+      ...(options.custom ? { custom: options.custom } : {}),
+    };
+    const errors: string[] = [];
+    for (const problem of initialOperandProblems(spec.attack.injections, 'attack.injections', { secrets, initial })) {
+      errors.push(`${problem.at}: ${problem.message}`);
+    }
+    const result: WitnessResult = { kind, verifier: judge(spec.verifier, input, 'verifier', errors), failedCalls, errors };
+    if (spec.utility) result.utility = judge(spec.utility, input, 'utility', errors);
+    return result;
+  } finally {
+    await sandbox.stop();
   }
-  for (const text of fillSecrets(witness.responses, secrets)) trajectory.add({ type: 'message', role: 'assistant', text });
-  const final = await sandbox.snapshot();
-  const input = {
-    events: trajectory.events,
-    initial,
-    final,
-    responses: trajectory.responses(),
-    secrets,
-    ...(options.custom ? { custom: options.custom } : {}),
-  };
-  const result: WitnessResult = { kind, verifier: evaluatePredicate(spec.verifier, input), failedCalls };
-  if (spec.utility) result.utility = evaluatePredicate(spec.utility, input, 'utility');
-  return result;
+}
+
+/** A predicate that cannot be evaluated judges nothing: its error is kept, the result says "does not hold". */
+function judge(p: SafetyCase['verifier'], input: VerificationInput, at: string, errors: string[]): PredicateResult {
+  try {
+    return evaluatePredicate(p, input, at);
+  } catch (error) {
+    if (!(error instanceof VerifierError)) throw error;
+    errors.push(error.message);
+    return { holds: false, evidence: [{ at: error.at, holds: false, message: `cannot be judged: ${error.message}` }] };
+  }
 }
 
 /**
@@ -81,6 +108,12 @@ export async function checkWitnesses(
   const [violating, safe, idle] = results as [WitnessResult, WitnessResult, WitnessResult];
   const problems: string[] = [];
   const why = (r: PredicateResult) => r.evidence.map((e) => e.message).join('; ');
+  // An unjudgeable case fails on that alone: every verdict below would be an artefact of the error.
+  const errors = [...new Set(results.flatMap((r) => r.errors))];
+  if (errors.length > 0) {
+    problems.push(...errors.map((e) => `the case cannot be judged (a run would end as an error): ${e}`));
+    return { caseId: spec.id, ok: false, problems, results };
+  }
   if (!violating.verifier.holds) problems.push(`the verifier says safe on the violating witness: ${why(violating.verifier)}`);
   if (safe.verifier.holds) problems.push(`the verifier says violated on the safe witness: ${why(safe.verifier)}`);
   if (idle.verifier.holds) problems.push(`the verifier already holds when the agent does nothing: ${why(idle.verifier)}`);

@@ -47,6 +47,7 @@ export async function annotateRecord(annotate: TestContext['annotate'], record: 
     annotate(record.taxonomy.environment, 'vera.environment'),
     annotate(record.threatModel, 'vera.threat-model'),
     annotate(record.status, 'vera.verdict'),
+    ...(record.attribution ? [annotate(record.attribution.verdict, 'vera.attribution')] : []),
   ]);
 }
 

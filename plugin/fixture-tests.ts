@@ -5,7 +5,8 @@ import type { ControlSession } from '../control/control.js';
 import type { ThreatModel } from '../engine/case-schema.js';
 import { CaseRun } from '../engine/case-run.js';
 import { redactRecord } from '../engine/redact.js';
-import { controlFor, finalizeRecord } from '../engine/run-case.js';
+import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
+import { controlFor, finalizeRecord, runCase } from '../engine/run-case.js';
 import type { StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
 import type { StartedSandbox } from '../sandbox/sandbox.js';
 import type { VeraRuntimeConfig } from './options.js';
@@ -52,6 +53,7 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
         runId: config.runId,
         signal,
         ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
+        ...(config.scriptedModels ? { scriptedModels: config.scriptedModels } : {}),
         repeat,
         ...(seed !== undefined ? { seed } : {}),
         agentId: (await agentForRun(config.options.agent, config.root)).id,
@@ -109,8 +111,30 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
       caseRun.fail(error);
     }
     caseRun.recorded = true;
+    const finished = await caseRun.finish();
+    if (config.counterfactual && needsCounterfactual(finished)) {
+      // The same run without the attack text (engine/counterfactual.ts), with parts of its own.
+      const { record: counterfactual } = await runCase({
+        spec,
+        threatModel: caseRun.threatModel,
+        ...(data.file ? { caseFile: data.file } : {}),
+        runId: config.runId,
+        repeat: finished.repeat,
+        seed: finished.seed ?? 0,
+        secrets: finished.secrets,
+        injectionMode: 'identity',
+        agent: await agentForRun(config.options.agent, config.root),
+        backend: await resolveBackend(config),
+        adversary: resolveAdversary(config.options.adversary),
+        user: resolveUser(config.options.user),
+        recordDir: false,
+        ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
+        ...(config.scriptedModels ? { scriptedModels: config.scriptedModels } : {}),
+      });
+      finished.attribution = attributionOf(counterfactual);
+    }
     // The redacted record is the one every output shows (terminal, JUnit, summaries).
-    const { record, recordFile } = await finalizeRecord(await caseRun.finish(), recordDir);
+    const { record, recordFile } = await finalizeRecord(finished, recordDir);
     task.meta.vera = testMeta(spec, caseRun.threatModel, data.file, record, recordFile);
     await judge(record, { annotate, skip }, data, config);
   };

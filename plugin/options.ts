@@ -67,7 +67,9 @@ const mcpCliAgentSpec = z.strictObject({
   args: z.array(z.string()),
   env: z.record(z.string(), z.string()).optional(),
   turnTimeoutSeconds: z.number().positive().optional(),
-  /** Loopback model endpoints the confined program may reach (the gateway always). */
+  /** The program's model endpoint: `{modelBaseURL}` in args/env gives the run's route to it (model proxy, scripted plan). */
+  modelBaseURL: z.string().optional(),
+  /** Other loopback endpoints the confined program may reach (the gateway and modelBaseURL always). */
   network: z.array(z.string()).optional(),
   /** Host paths the confined program reads (its scripts), read-only. */
   readOnly: z.array(z.string()).optional(),
@@ -213,6 +215,20 @@ export const veraOptions = z.strictObject({
       }),
     ])
     .optional(),
+  /**
+   * Counterfactual attribution: a violated run whose injections reached the agent is re-run with
+   * the injections in identity mode (the attack text removed; a multi-channel adversary's messages
+   * kept) to tell whether the injection caused the violation (`record.attribution`, the
+   * "attributable ASR"). `'auto'` (default): on when the agent's model is local or scripted, off
+   * for remote providers (it costs one more run per such violation); `true`/`false` force it.
+   */
+  counterfactual: z.union([z.boolean(), z.literal('auto')]).default('auto'),
+  /**
+   * Origins of scripted model servers (`startScriptedModelServer` from vera-safety/testing) that
+   * you started yourself and point agents at: runs send them each case's plan out of band, as
+   * they do the embedded `scripted:` one. E.g. `['http://127.0.0.1:5555']`.
+   */
+  scriptedModels: z.array(z.string().url()).default([]),
   /** Print the ASR table at the end of the run. */
   report: z.boolean().default(true),
   /** A progress line during long runs (done/total, ASR so far, ETA); `'auto'`: on a terminal, not in CI. */
@@ -238,6 +254,10 @@ export interface VeraRuntimeConfig {
   annotate?: boolean;
   /** The run-wide model proxy, when model traffic goes through one. */
   modelProxyUrl?: string;
+  /** Origins of the embedded scripted model servers: runs send them their plans out of band. */
+  scriptedModels?: string[];
+  /** Whether violated injected runs get a counterfactual (the `counterfactual` option, resolved). */
+  counterfactual?: boolean;
 }
 
 export { PROVIDE_KEY } from './provide-key.js';

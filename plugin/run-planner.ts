@@ -2,6 +2,7 @@ import { stat, readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { createTagsFilter } from '@vitest/runner/utils';
 import type { Reporter, TestProject, TestSpecification, Vitest } from 'vitest/node';
+import type { CaseValidation } from '../engine/case-validation.js';
 import { parseCaseFileCached } from './parse-cache.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import type { VeraRuntimeConfig } from './options.js';
@@ -28,6 +29,8 @@ export class RunPlanner implements Reporter {
   constructor(
     private readonly project: TestProject,
     private readonly config: () => VeraRuntimeConfig | undefined,
+    /** The plugin's init and witness checks: a file that fails them plans nothing. */
+    private readonly validation?: CaseValidation,
   ) {}
 
   onInit(vitest: Vitest): void {
@@ -73,7 +76,8 @@ export class RunPlanner implements Reporter {
     if (cached && cached.mtimeMs === mtimeMs) return cached.cases;
     const result = parseCaseFileCached(file, await readFile(file, 'utf8'));
     // A broken file plans nothing: its module fails with the problem when Vitest imports it.
-    const cases = result.ok ? result.cases.map((c) => ({ spec: c.spec, file })) : [];
+    const invalid = result.ok && this.validation ? (await this.validation.problemsOf(result.cases)).length > 0 : false;
+    const cases = result.ok && !invalid ? result.cases.map((c) => ({ spec: c.spec, file })) : [];
     this.parsed.set(file, { mtimeMs, cases });
     return cases;
   }

@@ -61,6 +61,8 @@ function startRun(config: VeraRuntimeConfig, spec: SafetyCase, file: string, pla
       user: resolveUser(config.options.user),
       recordDir: false,
       ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
+      ...(config.scriptedModels ? { scriptedModels: config.scriptedModels } : {}),
+      counterfactual: config.counterfactual === true,
     });
 }
 

@@ -27,6 +27,10 @@ export interface VeraTestMeta {
   evidence?: string[];
   reason?: string;
   agent?: string;
+  /** A violated injected run's counterfactual attribution (engine/counterfactual.ts). */
+  attribution?: 'attributable' | 'not-attributable' | 'unknown';
+  /** What its counterfactual run cost. */
+  counterfactual?: { durationMs: number; usage: { input: number; output: number }; provider?: ProviderStats };
   /** What the agent's programs ran under (`none`: unconfined, the user opted in). */
   confinement?: 'bubblewrap' | 'container' | 'none';
   recordFile?: string;
@@ -68,6 +72,11 @@ export function testMeta(
     if (record.verdict.reason) meta.reason = record.verdict.reason;
     meta.agent = record.agent;
     if (record.confinement) meta.confinement = record.confinement;
+    if (record.attribution) {
+      meta.attribution = record.attribution.verdict;
+      const cf = record.attribution.counterfactual;
+      meta.counterfactual = { durationMs: Math.round(cf.durationMs), usage: cf.usage, ...(cf.provider ? { provider: cf.provider } : {}) };
+    }
     if (record.utility) meta.utility = record.utility.holds;
     meta.turns = record.turns;
     meta.usage = record.usage;

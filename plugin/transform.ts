@@ -1,4 +1,4 @@
-import { formatProblem } from '../engine/case-loader.js';
+import { formatProblem, type CaseProblem } from '../engine/case-loader.js';
 import { parseCaseFileCached } from './parse-cache.js';
 import { lineSourceMap, type LineSourceMap } from './source-map.js';
 
@@ -22,12 +22,15 @@ export function transformCaseFile(
     schedule?: 'prefetch' | 'fixtures';
     /** Absolute paths of the user's agent and environment modules, imported through Vite (see user-modules.ts). */
     userModules?: readonly string[];
+    /** Problems found after parsing (init steps, witnesses: engine/case-validation.ts): the file fails with them. */
+    problems?: readonly CaseProblem[];
   } = {},
 ): TransformedCase {
   // The fixtures a test destructures are the ones Vitest sets up for it (it reads the parameter
   // list): the fixture style asks for all of them, the scheduled style for none.
   const params = options.schedule === 'fixtures' ? '{ control, caseRun, task, annotate, skip }' : '{ task, annotate, skip, signal }';
-  const result = parseCaseFileCached(file, source);
+  const parsed = parseCaseFileCached(file, source);
+  const result = parsed.ok && options.problems?.length ? { ok: false as const, problems: [...options.problems] } : parsed;
   if (!result.ok) {
     const message = `Invalid safety case\n${result.problems.map(formatProblem).join('\n')}`;
     const first = result.problems[0]!;

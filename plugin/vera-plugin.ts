@@ -14,6 +14,9 @@ import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy
 import { RunPlanner } from './run-planner.js';
 import { installMainProcessCleanup } from '../sandbox/backends/scratch-dirs.js';
 import { workspaceRoot } from '../sandbox/backends/in-process-backend.js';
+import { CaseValidation } from '../engine/case-validation.js';
+import { parseCaseFileCached } from './parse-cache.js';
+import { loadEnvironments } from './resolve-parts.js';
 import { transformCaseFile } from './transform.js';
 import { userModulePaths } from './user-modules.js';
 
@@ -54,7 +57,7 @@ function parseOptions(options: VeraOptions): ResolvedVeraOptions {
 }
 
 /** Starts the embedded scripted model when the agent points at `scripted:<policy>`; returns the URL to use. */
-async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest): Promise<ResolvedVeraOptions> {
+async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest, started: string[] = []): Promise<ResolvedVeraOptions> {
   // `origin`: Claude Code's Anthropic client appends /v1 itself, so it gets the server's origin.
   const embedded = async <T extends { baseURL?: string | undefined }>(part: T, origin = false): Promise<T> => {
     if (!part.baseURL?.startsWith('scripted:')) return part;
@@ -65,6 +68,8 @@ async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest
     const { startScriptedModelServer } = await import('../testing/scripted-model-server.js');
     const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' | 'adversary', latencyMs });
     vitest.onClose(() => server.close());
+    // Runs in the workers send it their plans (engine/scripted-plan.ts): they must know it is one.
+    started.push(server.origin);
     return { ...part, baseURL: origin ? server.origin : server.url };
   };
   // One scripted server speaks every wire (Chat Completions, Responses, Anthropic Messages), so
@@ -156,6 +161,9 @@ export function vera(userOptions: VeraOptions): Plugin {
   const runtime = runtimeModulePath();
   // The agent and environment modules, resolved against the project root once it is known.
   let userModules: string[] = [];
+  let root = process.cwd();
+  // Init steps and witnesses, checked when a case file loads (shared by the transform and the planner).
+  const validation = new CaseValidation(() => loadEnvironments(options.environments, root));
   return {
     name: 'vera',
     enforce: 'pre',
@@ -171,6 +179,7 @@ export function vera(userOptions: VeraOptions): Plugin {
     async configureVitest({ vitest, project }) {
       const config = project.config;
       userModules = userModulePaths(options, config.root, resolve);
+      root = config.root;
       // Nothing an interrupted run made on the host outlives it (sandbox/backends/scratch-dirs.ts).
       installMainProcessCleanup(workspaceRoot());
       // A project that runs only cases (its own include was empty) is tuned for them: every case
@@ -194,20 +203,24 @@ export function vera(userOptions: VeraOptions): Plugin {
       for (const name of [...threatModels.map((m) => `threat:${m}`), ...riskTags]) {
         if (!defined.has(name)) config.tags.push({ name, description: name.startsWith('threat:') ? `Vera threat model ${name.slice(7)}` : `Vera risk category ${name.slice(5)}` });
       }
-      const resolved = await resolveEmbeddedModel(options, vitest);
+      const scriptedModels: string[] = [...options.scriptedModels];
+      const resolved = await resolveEmbeddedModel(options, vitest, scriptedModels);
       const proxy = await modelProxyFor(options, vitest);
-      const runtimeConfig: VeraRuntimeConfig = { options: resolved, root: config.root, runId: newRunId(), riskTags, annotate: options.annotate ?? readsAnnotations(vitest), ...(proxy ? { modelProxyUrl: proxy.url } : {}) };
+      const runtimeConfig: VeraRuntimeConfig = { options: resolved, root: config.root, runId: newRunId(), riskTags, annotate: options.annotate ?? readsAnnotations(vitest), ...(proxy ? { modelProxyUrl: proxy.url } : {}), ...(scriptedModels.length ? { scriptedModels } : {}), counterfactual: options.counterfactual === 'auto' ? !talksToRemoteProvider(options) : options.counterfactual };
       project.provide(PROVIDE_KEY, runtimeConfig);
-      if (options.schedule === 'prefetch') vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig) as never);
+      if (options.schedule === 'prefetch') vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig, validation) as never);
       if (options.report && !reporterAdded.has(vitest)) {
         reporterAdded.add(vitest);
         vitest.config.reporters.push(new AsrReporter({ progress: options.progress, root: config.root, ...(options.summary ? { summary: options.summary } : {}), ...(options.provider && options.provider.prices ? { prices: options.provider.prices } : {}) }) as never);
       }
     },
-    transform(code, id) {
+    async transform(code, id) {
       const file = id.split('?')[0]!;
       if (!CASE_FILE.test(file)) return undefined;
-      return transformCaseFile(code, file, runtime, { schedule: options.schedule, userModules });
+      // A case whose init script or witnesses fail is a file error: none of its verdicts may count.
+      const parsed = parseCaseFileCached(file, code);
+      const problems = parsed.ok ? await validation.problemsOf(parsed.cases) : [];
+      return transformCaseFile(code, file, runtime, { schedule: options.schedule, userModules, problems });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
-import { renderAsrTable, renderCompactTable, renderUtility, summarizeAsr, type AsrRow } from '../engine/asr.js';
+import { renderAsrTable, renderAttribution, renderCompactTable, renderUtility, summarizeAsr, type AsrRow } from '../engine/asr.js';
 import { renderStatistics } from '../engine/stats.js';
 import type { VeraTestMeta } from '../plugin/test-meta.js';
 import { renderTraffic, summarizeTraffic, type PriceTable } from './traffic.js';
@@ -45,6 +45,15 @@ export function renderFindings(tests: Array<{ test: TestCase; meta: VeraTestMeta
   return lines.join('\n');
 }
 
+/** What the counterfactual runs cost (one extra run per violated injected run); empty when there were none. */
+export function renderCounterfactualCost(metas: ReadonlyArray<Pick<VeraTestMeta, 'counterfactual'>>): string {
+  const runs = metas.flatMap((m) => (m.counterfactual ? [m.counterfactual] : []));
+  if (runs.length === 0) return '';
+  const seconds = runs.reduce((s, r) => s + r.durationMs, 0) / 1000;
+  const tokens = runs.reduce((s, r) => ({ input: s.input + r.usage.input, output: s.output + r.usage.output }), { input: 0, output: 0 });
+  return `counterfactual cost: ${runs.length} extra run${runs.length === 1 ? '' : 's'}, ${seconds.toFixed(1)} s of run time, ${tokens.input} tokens in / ${tokens.output} out`;
+}
+
 /** The warning for runs whose agent ran as a plain host process (`unconfined: true`); empty when none did. */
 export function renderConfinementWarning(metas: ReadonlyArray<Pick<VeraTestMeta, 'confinement'>>): string {
   const unconfined = metas.filter((m) => m.confinement === 'none').length;
@@ -76,6 +85,7 @@ function rowOf(test: TestCase): AsrRow | undefined {
   if (meta.agent) row.agent = meta.agent;
   if (meta.utility !== undefined) row.utility = meta.utility;
   if (meta.repeat !== undefined) row.repeat = meta.repeat;
+  if (meta.attribution) row.attribution = meta.attribution;
   return row;
 }
 
@@ -152,14 +162,16 @@ export class AsrReporter implements Reporter {
     const intervals = summary.repeats;
     const title = `\n Vera — attack success rate (violated / judged)${agents.length ? ` — agent ${agents.join(', ')}` : ''}`;
     const blocks = [renderAsrTable(summary.risk, { title, tree: true, intervals })];
-    const utility = renderUtility(summary.risk);
+    const utility = [renderUtility(summary.risk), renderAttribution(summary.risk), renderCounterfactualCost(tests.map((t) => t.meta))].filter(Boolean).join('\n');
     if (utility) blocks.push(utility);
     blocks.push('', renderCompactTable(summary.attack, { rowHeader: 'attack method', tree: true, intervals }));
     blocks.push('', renderCompactTable(summary.environment, { rowHeader: 'environment', tree: true, intervals }));
     if (agents.length > 1) blocks.push('', renderCompactTable(summary.agent, { rowHeader: 'agent', intervals }));
     if (intervals) blocks.push('', renderStatistics(rows));
     const findings = [renderConfinementWarning(tests.map((t) => t.meta)), renderFindings(tests)].filter(Boolean).join('\n\n');
-    const traffic = renderTraffic(summarizeTraffic(tests.map((t) => t.meta), this.options.prices));
+    // Counterfactual runs are model traffic too.
+    const metas = tests.map((t) => t.meta);
+    const traffic = renderTraffic(summarizeTraffic([...metas, ...metas.flatMap((m) => (m.counterfactual ? [m.counterfactual] : []))], this.options.prices));
     vitest.logger.log(`${blocks.join('\n')}\n${findings ? `\n${findings}\n` : ''}${traffic ? `\n${traffic}\n` : ''}`);
     await this.writeSummaries(tests).catch((error: Error) => vitest.logger.error(`vera: could not write the summaries: ${error.message}`));
   }

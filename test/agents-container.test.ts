@@ -121,7 +121,7 @@ for (const spec of AGENTS) {
       let probe: Promise<void> | undefined;
       // At the agent's first model request: look inside the container while the program runs.
       const server = await startScriptedModelServer({
-        policy: async (conversation) => {
+        policy: async (conversation, context) => {
           probe ??= (async () => {
             try {
               const run = probed.last;
@@ -133,7 +133,8 @@ for (const spec of AGENTS) {
             }
           })();
           await probe;
-          return policies.naive(conversation);
+          // The run's plan (the context) is what the naive policy acts on.
+          return policies.naive(conversation, context);
         },
       });
       try {

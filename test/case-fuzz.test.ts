@@ -196,7 +196,9 @@ export default defineConfig({ plugins: [vera({ include: ['cases/*.case.yaml'], a
     const run = await runFixture({ root });
     const byFile = new Map(run.files.map((f) => [relative(join(root, 'cases'), f.name), f]));
     expect(byFile.get('good.case.yaml')?.assertionResults.map((t) => t.status), run.stdout + run.stderr).toEqual(['passed', 'passed', 'passed', 'passed']);
-    expect(byFile.get('nested-quantifier.case.yaml')?.assertionResults).toHaveLength(4);
+    // It parses (RE2 runs the pattern in linear time), but its witnesses, written for the original
+    // verifier, no longer fit: a file error at load, naming the witness — never a verdict.
+    expect(byFile.get('nested-quantifier.case.yaml')?.message).toMatch(/nested-quantifier\.case\.yaml:\d+:\d+ witnesses\.violating: the verifier says safe on the violating witness/);
     for (const name of Object.keys(bad)) {
       const file = byFile.get(name);
       expect(file?.status, `${name}\n${run.stdout}\n${run.stderr}`).toBe('failed');

@@ -17,7 +17,7 @@ import { asrStatistics, successWithinK, wilsonInterval, type AttemptRow } from '
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { guardedPolicy, naivePolicy } from '../testing/policies/index.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
-import type { Conversation } from '../testing/conversation.js';
+import type { Conversation, PolicyContext } from '../testing/conversation.js';
 import { agentOn, bundledCase, notesLeakCase, userMessages } from './helpers/control-cases.js';
 import { notesEnvironment } from './helpers/notes-environment.js';
 import { REPO, runFixture, testsOf } from './helpers/run-vitest.js';
@@ -96,10 +96,11 @@ describe('repeats', () => {
     // An agent that leaks on the 1st and 3rd run only (runs are sequential): naive, else guarded.
     let runs = -1;
     const flaky = await startScriptedModelServer({
-      policy: (conversation: Conversation) => {
+      policy: (conversation: Conversation, context?: PolicyContext) => {
         const fresh = conversation.messages.filter((m) => m.role !== 'system').length === 1;
         if (fresh) runs++;
-        return runs === 0 || runs === 2 ? naivePolicy(conversation) : guardedPolicy(conversation);
+        // The run's plan (the context) is what both policies act on.
+        return runs === 0 || runs === 2 ? naivePolicy(conversation, context) : guardedPolicy(conversation, context);
       },
     });
     const dir = await mkdtemp(join(tmpdir(), 'vera-repeats-'));

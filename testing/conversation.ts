@@ -1,3 +1,5 @@
+import type { RunPlan } from '../engine/scripted-plan.js';
+
 /**
  * The wire-independent view of one model request that scripts and policies read, and the reply
  * they produce. Each wire protocol (Chat Completions today; Responses and Anthropic Messages
@@ -43,5 +45,10 @@ export interface ModelReply {
   toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
 }
 
-/** Decides the next reply from the conversation so far. */
-export type ModelPolicy = (conversation: Conversation) => ModelReply | Promise<ModelReply>;
+/** What a policy knows beyond the request: the run's plan, when the run sent one (see engine/scripted-plan.ts). */
+export interface PolicyContext {
+  plan?: RunPlan;
+}
+
+/** Decides the next reply from the conversation so far (and the run's plan, when there is one). */
+export type ModelPolicy = (conversation: Conversation, context?: PolicyContext) => ModelReply | Promise<ModelReply>;

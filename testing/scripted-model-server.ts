@@ -11,6 +11,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { scriptedOriginsInProcess, type RunPlan } from '../engine/scripted-plan.js';
 import { anthropicMessagesWire } from './anthropic-messages-wire.js';
 import { chatCompletionsWire } from './chat-completions-wire.js';
 import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
@@ -44,6 +45,8 @@ export interface RecordedRequest {
   /** The reply sent, with the tool names and call ids as they went out. */
   reply?: WireReply;
   status: number;
+  /** The run the request came from, when it came under `/runs/<token>/` (its plan answered it). */
+  runToken?: string;
   /** The error message sent, for non-2xx responses. */
   error?: string;
   /** Arrival time, ms since the epoch. */
@@ -121,6 +124,25 @@ export class WireRequestError extends Error {
 }
 
 export const DEFAULT_MODEL = 'vera-scripted';
+const PLAN_ROUTE = /^\/__vera\/plans\/([A-Za-z0-9_-]{1,64})$/;
+const RUN_PREFIX = /^\/runs\/([A-Za-z0-9_-]{1,64})(?=\/|$)/;
+
+/** A `RunPlan` from a PUT body, or why it is not one. */
+function runPlan(raw: string): RunPlan | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return 'the plan is not JSON';
+  }
+  const calls = (v: unknown) => Array.isArray(v) && v.every((c) => isPlainObject(c) && typeof c.tool === 'string' && isPlainObject(c.args));
+  if (!isPlainObject(value) || !Array.isArray(value.turns) || !Array.isArray(value.injections)) return 'a plan has "turns" and "injections" lists';
+  if (!value.turns.every((t: unknown) => isPlainObject(t) && typeof t.text === 'string' && calls(t.calls))) return 'each turn is { text, calls: [{ tool, args }] }';
+  if (!value.injections.every((i: unknown) => isPlainObject(i) && typeof i.id === 'string' && typeof i.payload === 'string' && calls(i.calls))) {
+    return 'each injection is { id, payload, calls: [{ tool, args }] }';
+  }
+  return value as unknown as RunPlan;
+}
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 // Built lazily: the adapters import WireRequestError from this module (an import cycle that is
@@ -211,6 +233,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   const adapters = new Map(wireAdapters().map((a) => [a.path, a]));
   const probes = new Map(wireAdapters().flatMap((a) => Object.entries(a.probes ?? {}).map(([path, probe]) => [path, { adapter: a, probe }] as const)));
   const requests: RecordedRequest[] = [];
+  const plans = new Map<string, RunPlan>();
   let total = 0;
   let inFlight = 0;
   let maxInFlight = 0;
@@ -224,6 +247,34 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       entry.error = message;
       sendJson(res, status, body, requestId);
     };
+    // A run's plan arrives out of band (engine/scripted-plan.ts); its requests come under /runs/<token>/.
+    const planRoute = PLAN_ROUTE.exec(entry.path);
+    if (planRoute) {
+      const token = planRoute[1]!;
+      if (req.method === 'DELETE') plans.delete(token);
+      else if (req.method === 'PUT') {
+        const parsed = runPlan(await readBody(req));
+        if (typeof parsed === 'string') {
+          fail(400, parsed, openAiError(parsed, 'invalid_request_error', null));
+          return;
+        }
+        plans.set(token, parsed);
+      } else {
+        fail(405, 'plans are PUT or DELETE', openAiError('plans are PUT or DELETE', 'invalid_request_error', null));
+        return;
+      }
+      entry.status = 204;
+      res.writeHead(204, { 'x-request-id': requestId });
+      res.end();
+      return;
+    }
+    const runRoute = RUN_PREFIX.exec(entry.path);
+    let plan: RunPlan | undefined;
+    if (runRoute) {
+      entry.runToken = runRoute[1]!;
+      entry.path = entry.path.slice(runRoute[0].length) || '/';
+      plan = plans.get(entry.runToken);
+    }
     const path = entry.path;
     const adapter = adapters.get(path);
     if (req.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) {
@@ -277,7 +328,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
     }
     let reply: WireReply;
     try {
-      reply = normalizeReply(await policy(conversation), conversation, nextCallId);
+      reply = normalizeReply(await policy(conversation, plan ? { plan } : {}), conversation, nextCallId);
     } catch (err) {
       if (latencyMs > 0) await delay(latencyMs);
       if (err instanceof ScriptedHttpError) {
@@ -314,6 +365,14 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   }
 
   const server = createServer((req, res) => {
+    // A run's plan is not model traffic: neither recorded nor counted.
+    if (req.url?.startsWith('/__vera/plans/')) {
+      const entry: RecordedRequest = { method: req.method ?? 'PUT', path: req.url, body: undefined, status: 0, time: Date.now(), durationMs: 0 };
+      handle(req, res, entry, 0).catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+      return;
+    }
     const n = ++total;
     inFlight++;
     if (inFlight > maxInFlight) maxInFlight = inFlight;
@@ -353,16 +412,20 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   const { port, address, family } = server.address() as AddressInfo;
   const hostForUrl = family === 'IPv6' || address.includes(':') ? `[${address}]` : address;
 
+  const origin = `http://${hostForUrl}:${port}`;
+  // Runs of this process find it and send it their plans (engine/scripted-plan.ts).
+  scriptedOriginsInProcess().add(origin);
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
+      scriptedOriginsInProcess().delete(origin);
       server.close(() => resolve());
       server.closeAllConnections();
     }));
 
   const started: StartedModelServer = {
-    url: `http://${hostForUrl}:${port}/v1`,
-    origin: `http://${hostForUrl}:${port}`,
+    url: `${origin}/v1`,
+    origin,
     port,
     requests,
     stats: () => ({ requests: total, inFlight, maxInFlight }),

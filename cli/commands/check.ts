@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { formatProblem, parseCaseSuiteSource } from '../../engine/case-loader.js';
-import { checkWitnesses } from '../../engine/witness.js';
+import { CaseValidation } from '../../engine/case-validation.js';
 import { loadEnvironments } from '../../plugin/resolve-parts.js';
-import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
 import { findFiles } from '../find-files.js';
 import { parseArgs } from '../parse-args.js';
 import { globFiles, veraProjects } from '../project-config.js';
@@ -42,6 +41,7 @@ export const checkCommand: CliCommand = {
       io.err('no *.case.yaml files found');
       return 1;
     }
+    const validation = new CaseValidation(async () => environments);
     let failed = 0;
     for (const file of files) {
       const name = relative(io.cwd, file);
@@ -51,14 +51,15 @@ export const checkCommand: CliCommand = {
         for (const p of parsed.problems) io.err(`✗ ${formatProblem(p)}`);
         continue;
       }
+      // The same checks the plugin runs when it loads the file: init steps, then witnesses.
       const problems: string[] = [];
-      for (const { spec } of parsed.cases) {
-        const label = parsed.cases.length > 1 ? `${name} (${spec.id})` : name;
+      for (const loaded of parsed.cases) {
         try {
-          const check = await checkWitnesses(spec, { backend: new InProcessBackend({ environments }) });
-          problems.push(...check.problems.map((p) => `${label}: ${p}`));
+          const found = await validation.problemsOf([loaded]);
+          const label = parsed.cases.length > 1 ? ` (${loaded.spec.id})` : '';
+          problems.push(...found.map((p) => `${formatProblem(p)}${label}`));
         } catch (error) {
-          problems.push(`${label}: ${(error as Error).message}`);
+          problems.push(`${name} (${loaded.spec.id}): ${(error as Error).message}`);
         }
       }
       if (problems.length === 0) io.out(`✓ ${name}${parsed.cases.length > 1 ? ` (${parsed.cases.length} cases)` : ''}`);

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
-import { renderAsrTable, renderCompactTable, renderUtility, summarizeAsr } from '../../engine/asr.js';
+import { renderAsrTable, renderAttribution, renderCompactTable, renderUtility, summarizeAsr } from '../../engine/asr.js';
 import { renderHtmlReport } from '../../reporters/html/html-report.js';
 import { buildJsonSummary } from '../../reporters/summary/json-summary.js';
 import { renderMarkdownSummary } from '../../reporters/summary/markdown-summary.js';
@@ -52,7 +52,7 @@ export const reportCommand: CliCommand = {
     }
     const summary = summarizeAsr(reportRuns.map((r) => r.row));
     io.out(renderAsrTable(summary.risk, { tree: true, intervals: summary.repeats, rowHeader: 'risk' }));
-    const utility = renderUtility(summary.risk);
+    const utility = [renderUtility(summary.risk), renderAttribution(summary.risk)].filter(Boolean).join('\n');
     if (utility) io.out(utility);
     io.out('');
     io.out(renderCompactTable(summary.attack, { rowHeader: 'attack method', tree: true, intervals: summary.repeats }));

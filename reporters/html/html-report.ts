@@ -1,4 +1,4 @@
-import { asrInterval, formatAsr, summarizeAsr, utilityRate, percent, type AsrCell, type AsrTable } from '../../engine/asr.js';
+import { asrInterval, formatAsr, summarizeAsr, utilityRate, percent, type AsrCell, type AsrTable, attributableAsr } from '../../engine/asr.js';
 import type { SafetyRecord } from '../../engine/record.js';
 import { reportRunOfRecord } from '../summary/report-run.js';
 import { asrBarChart } from './charts.js';
@@ -62,6 +62,20 @@ function utilityTable(table: AsrTable): string {
       return `<td class="num">${cell.utilityHeld}/${cell.utilityRuns} ${percent(utilityRate(cell)!)}</td>`;
     })
     .join('')}</tr></tbody></table>`;
+}
+
+/** The attributable ASR per threat model, beside the raw ASR, where violations had counterfactuals. */
+function attributionTable(table: AsrTable): string {
+  const cols = table.columns.filter((c) => table.columnTotals[c]!.attributionRuns > 0);
+  if (!cols.length) return '';
+  const cell = (c: string) => {
+    const x = table.columnTotals[c]!;
+    const judged = x.violated + x.safe;
+    return `<td class="num">${x.attributable}/${judged} ${percent(attributableAsr(x)!)} <span class="muted">(raw ${x.violated}/${judged})</span></td>`;
+  };
+  return `<h3>Attributable ASR</h3><p class="muted">Violations the injected text caused: the same run with every injection in identity mode (the attack text removed) was safe.</p><table class="asr" id="attribution-table"><thead><tr>${cols
+    .map((c) => `<th>${esc(c)}</th>`)
+    .join('')}</tr></thead><tbody><tr>${cols.map(cell).join('')}</tr></tbody></table>`;
 }
 
 function options(values: string[], label: (v: string) => string = (v) => v): string {
@@ -138,6 +152,7 @@ ${edited ? `<p class="warning">${edited} run(s) are of cases edited since they r
 ${matrixTable(summary.risk, 'risk', { tree: true, intervals, id: 'risk-table' })}
 <div class="charts">${charts}</div>
 ${utilityTable(summary.risk)}
+${attributionTable(summary.risk)}
 <h3>By attack method</h3>
 ${compactTable(summary.attack, 'attack method', { intervals, id: 'attack-table', tree: true })}
 <h3>By environment</h3>

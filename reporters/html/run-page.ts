@@ -34,6 +34,12 @@ function evidenceList(id: string, evidence: readonly Evidence[], decisive: boole
   return `<ul class="evidence">${items.join('')}</ul>`;
 }
 
+function attributionBlock(a: NonNullable<SafetyRecord['attribution']>): string {
+  const what = { attributable: 'attributable to the injection', 'not-attributable': 'not attributable to the injection', unknown: 'attribution unknown' }[a.verdict];
+  const cf = a.counterfactual;
+  return `<h4 class="attribution attribution-${esc(a.verdict)}">Counterfactual: ${esc(what)}</h4><p class="muted">The same run with every injection in identity mode (the attack text removed) was <strong>${esc(cf.status)}</strong> (${esc(cf.stopReason)}, ${cf.turns} turn${cf.turns === 1 ? '' : 's'}, ${Math.round(cf.durationMs)} ms${cf.error ? `; ${esc(cf.error)}` : ''}).</p>${cf.evidence.length ? `<ul class="evidence">${cf.evidence.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>` : ''}`;
+}
+
 function conversation(record: SafetyRecord): string {
   const messages = record.trajectory.filter((e) => e.type === 'message');
   if (messages.length === 0) return '<p class="muted">No messages.</p>';
@@ -117,6 +123,7 @@ ${redacted ? `<p class="muted">Redacted before writing: ${esc(redacted)}.</p>` :
 ${record.verdict.reason ? `<p class="reason">${esc(record.verdict.reason)}</p>` : ''}
 ${record.error ? `<p class="error-text">${esc(record.error.kind)}: ${esc(record.error.message)}</p>${record.error.detail ? jsonBlock(record.error.detail) : ''}` : ''}
 <div class="evidence-block">${evidenceList(id, record.verdict.evidence, violated)}</div>
+${record.attribution ? attributionBlock(record.attribution) : ''}
 ${record.utility ? `<h4>Utility (the honest task): ${record.utility.holds ? 'done' : 'not done'}</h4>${evidenceList(id, record.utility.evidence, record.utility.holds, 'utility')}` : ''}
 <h3>Conversation</h3>
 ${conversation(record)}

@@ -1,4 +1,4 @@
-import { asrInterval, summarizeAsr, utilityRate, type AsrCell, type AsrTable } from '../../engine/asr.js';
+import { asrInterval, summarizeAsr, utilityRate, type AsrCell, type AsrTable, attributableAsr } from '../../engine/asr.js';
 import { summarizeTraffic, type PriceTable, type TrafficSummary } from '../traffic.js';
 import { unconfinedRuns, type ReportRun } from './report-run.js';
 
@@ -14,6 +14,11 @@ export interface JsonCell {
   interval: { low: number; high: number } | null;
   /** Utility under attack: runs whose utility predicate held, of those that have one; null when none. */
   utility: { held: number; runs: number; rate: number } | null;
+  /**
+   * Attributable ASR: violations whose counterfactual (the injections in identity mode) was
+   * safe, over the judged runs; null when no violated run had a counterfactual.
+   */
+  attribution: { attributable: number; counterfactuals: number; asr: number } | null;
 }
 
 export interface JsonTable {
@@ -78,6 +83,7 @@ export function jsonCell(cell: AsrCell): JsonCell {
     asr: cell.asr ?? null,
     interval: interval ? { low: interval.low, high: interval.high } : null,
     utility: rate === undefined ? null : { held: cell.utilityHeld, runs: cell.utilityRuns, rate },
+    attribution: cell.attributionRuns > 0 ? { attributable: cell.attributable, counterfactuals: cell.attributionRuns, asr: attributableAsr(cell)! } : null,
   };
 }
 
@@ -127,7 +133,7 @@ export function buildJsonSummary(runs: readonly ReportRun[], options: { generate
   return {
     schema: 'vera.summary/v1',
     generatedAt: (options.generatedAt ?? new Date()).toISOString(),
-    traffic: summarizeTraffic(runs, options.prices),
+    traffic: summarizeTraffic([...runs, ...runs.flatMap((r) => (r.counterfactual ? [r.counterfactual] : []))], options.prices),
     runs: summary.runs,
     cases: summary.cases,
     agents: summary.agents,

@@ -1,4 +1,4 @@
-import { formatAsr, percent, summarizeAsr, type AsrCell, type AsrTable } from '../../engine/asr.js';
+import { formatAsr, percent, summarizeAsr, type AsrCell, type AsrTable, renderAttribution } from '../../engine/asr.js';
 import { unconfinedRuns, type ReportRun } from './report-run.js';
 
 /** Text from runs (evidence quotes attacker-controlled content): no markup, tables, links or HTML. */
@@ -79,6 +79,8 @@ export function renderMarkdownSummary(runs: readonly ReportRun[], options: { tit
     });
     out.push(`Utility under attack (the honest task still got done): ${parts.join(' · ')}`, '');
   }
+  const attribution = renderAttribution(summary.risk);
+  if (attribution) out.push(`${attribution.charAt(0).toUpperCase()}${attribution.slice(1)}`, '');
   out.push('<details><summary>By attack method, environment and agent</summary>', '');
   out.push(...compact(summary.attack, 'attack method', summary.repeats), '');
   out.push(...compact(summary.environment, 'environment', summary.repeats), '');

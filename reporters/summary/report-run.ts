@@ -21,6 +21,8 @@ export interface ReportRun {
   /** Tokens used, and the model traffic through the proxy when there was one. */
   usage?: { input: number; output: number };
   provider?: ProviderStats;
+  /** The model traffic of its counterfactual run, when it had one (counted with the rest). */
+  counterfactual?: { usage?: { input: number; output: number }; provider?: ProviderStats };
   /** What the agent's programs ran under; `none` is an unconfined run the user opted into. */
   confinement?: 'bubblewrap' | 'container' | 'none';
 }
@@ -46,6 +48,7 @@ export function reportRunOfRecord(record: SafetyRecord, extra: { recordFile?: st
   run.usage = record.usage;
   if (record.provider) run.provider = record.provider;
   if (record.confinement) run.confinement = record.confinement;
+  if (record.attribution) run.counterfactual = { usage: record.attribution.counterfactual.usage, ...(record.attribution.counterfactual.provider ? { provider: record.attribution.counterfactual.provider } : {}) };
   return run;
 }
 
@@ -58,5 +61,6 @@ export function reportRunOfMeta(meta: VeraTestMeta, row: AsrRow, failure?: strin
   if (meta.usage) run.usage = meta.usage;
   if (meta.provider) run.provider = meta.provider;
   if (meta.confinement) run.confinement = meta.confinement;
+  if (meta.counterfactual) run.counterfactual = meta.counterfactual;
   return run;
 }

@@ -1,11 +1,14 @@
 /**
- * The `naive` demo policy: does whatever the latest ACTION directive says, including directives
- * planted inside tool results. It stands in for an agent that is vulnerable to prompt injection.
+ * The `naive` demo policy: does whatever the latest instruction asks — the calls the run's plan
+ * says follow the user's message, and those that follow an injected tool result (or, in
+ * hand-built requests, ACTION lines) — including what is planted inside tool results. It stands in
+ * for an agent that is vulnerable to prompt injection.
  *
  * The turn mechanics (collect directives, skip the ones already carried out, one tool call per
  * reply, summary text at the end) live here in `createDirectivePolicy`, which `guarded` reuses.
  */
-import type { Conversation, ModelPolicy, ModelReply } from '../conversation.js';
+import type { Conversation, ModelPolicy, ModelReply, PolicyContext } from '../conversation.js';
+import { plannedTurn } from '../planned-turn.js';
 import {
   directiveKey,
   readTurn,
@@ -60,9 +63,7 @@ function summary(turn: Turn, outcome: Outcome, max: number): string {
     parts.push('Done. I did not call any tools.');
   } else {
     const asked = truncate(turn.userText.replace(/\s+/g, ' ').trim(), 160);
-    parts.push(
-      `Thanks for your message ("${asked}"). It contains no ACTION: line for me to carry out, so I did not call any tools.`,
-    );
+    parts.push(`Thanks for your message ("${asked}"). There was nothing for me to do with my tools, so I did not call any.`);
   }
   if (outcome.hitLimit) parts.push(`I stopped after ${max} tool calls in this turn.`);
   if (outcome.unknownTools.size > 0) {
@@ -83,8 +84,9 @@ function summary(turn: Turn, outcome: Outcome, max: number): string {
 /** A policy that follows ACTION directives with the given restrictions. */
 export function createDirectivePolicy(options: DirectivePolicyOptions): ModelPolicy {
   const max = options.maxToolCallsPerTurn ?? MAX_TOOL_CALLS_PER_TURN;
-  return (conversation: Conversation): ModelReply => {
-    const turn = readTurn(conversation);
+  return (conversation: Conversation, context?: PolicyContext): ModelReply => {
+    // The run's plan when it sent one; ACTION lines in the conversation otherwise (hand-built requests in tests).
+    const turn = context?.plan ? plannedTurn(conversation, context.plan) : readTurn(conversation);
     if (!turn) return { text: 'Hello! There is no request from you yet, so there is nothing for me to do.' };
     const { messages } = conversation;
     const outcome: Outcome = { ignored: new Map(), unknownTools: new Set(), hitLimit: false };

@@ -1,0 +1,91 @@
+import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
+import type { EnvironmentDefinition } from '../sandbox/environment.js';
+import { environmentsOf } from './case-helpers.js';
+import type { CaseProblem, LoadedCase } from './case-loader.js';
+import { caseHash } from './record.js';
+import { checkWitnesses } from './witness.js';
+
+/**
+ * What a case must pass before any of its verdicts counts, checked when its file loads (the
+ * plugin's transform and run planner, `vera check`): every init step names a mounted environment,
+ * an operation it has and arguments that operation accepts — located at the step's own line —
+ * and the witnesses hold (violating → violated, safe → safe, doing nothing → safe, the utility
+ * rules). A case that fails is a file error; a verifier that already holds on the initial state
+ * never reaches the ASR. Results are cached by case hash: an unchanged case is checked once.
+ */
+export class CaseValidation {
+  private readonly cache = new Map<string, Promise<CaseProblem[]>>();
+
+  constructor(private readonly environments: () => Promise<Record<string, EnvironmentDefinition<any>>> = async () => ({})) {}
+
+  /** Every problem of the file's cases (empty when all pass). */
+  async problemsOf(cases: readonly LoadedCase[]): Promise<CaseProblem[]> {
+    return (await Promise.all(cases.map((c) => this.problemsOfCase(c)))).flat();
+  }
+
+  private problemsOfCase(loaded: LoadedCase): Promise<CaseProblem[]> {
+    const key = `${loaded.file}\u0000${caseHash(loaded.spec)}`;
+    let result = this.cache.get(key);
+    if (!result) {
+      result = this.check(loaded);
+      this.cache.set(key, result);
+      if (this.cache.size > 10_000) this.cache.delete(this.cache.keys().next().value!);
+    }
+    return result;
+  }
+
+  private async check(loaded: LoadedCase): Promise<CaseProblem[]> {
+    const environments = await this.environments();
+    const builtin = await import('../sandbox/environments/index.js');
+    const problem = (path: PropertyKey[], field: string, message: string): CaseProblem => {
+      const { line, column } = loaded.locate(path);
+      return { file: loaded.file, line, column, field, message };
+    };
+    const { spec } = loaded;
+    const mounted = environmentsOf(spec);
+    const definitions = new Map<string, EnvironmentDefinition<any>>();
+    const problems: CaseProblem[] = [];
+    mounted.forEach((name, i) => {
+      const def = environments[name] ?? (Object.hasOwn(builtin.builtinEnvironments, name) ? builtin.builtinEnvironments[name] : undefined);
+      if (def) definitions.set(name, def);
+      else {
+        const known = [...new Set([...Object.keys(builtin.builtinEnvironments), ...Object.keys(environments)])].sort().join(', ');
+        const path = spec.environments ? ['environments', i] : ['taxonomy', 'environment'];
+        problems.push(problem(path, spec.environments ? `environments[${i}]` : 'taxonomy.environment', `unknown environment "${name}" (known: ${known})`));
+      }
+    });
+    spec.init.forEach((step, i) => {
+      const [envName = '', opName = ''] = step.op.split('.');
+      const def = definitions.get(envName);
+      if (!def) {
+        if (!mounted.includes(envName)) problems.push(problem(['init', i, 'op'], `init[${i}].op`, `environment "${envName}" is not mounted in this case (mounted: ${mounted.join(', ') || 'none'})`));
+        return;
+      }
+      const op = def.operations.find((o) => o.name === opName);
+      if (!op) {
+        problems.push(problem(['init', i, 'op'], `init[${i}].op`, `${envName} has no operation "${opName}" (it has: ${def.operations.map((o) => o.name).join(', ')})`));
+        return;
+      }
+      const parsed = op.input.safeParse(step.args);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) {
+          const path = ['init', i, 'args', ...issue.path];
+          problems.push(problem(path, `init[${i}].args${issue.path.length ? `.${issue.path.join('.')}` : ''}`, `${step.op}: ${issue.message}`));
+        }
+      }
+    });
+    // Witnesses replay the init script: with a broken one they would only repeat its error.
+    if (problems.length > 0) return problems;
+    const check = await checkWitnesses(spec, { backend: new InProcessBackend({ environments }) });
+    for (const text of check.problems) {
+      // A verifier that holds on the idle agent, or cannot be judged, is the verifier's fault.
+      if (/does nothing|cannot be judged/.test(text) && !/utility/.test(text)) {
+        problems.push(problem(['verifier'], 'verifier', text));
+        continue;
+      }
+      const kind = /\bthe (violating|safe) witness\b/.exec(text)?.[1];
+      problems.push(problem(kind ? ['witnesses', kind] : ['witnesses'], kind ? `witnesses.${kind}` : 'witnesses', text));
+    }
+    return problems;
+  }
+}

@@ -1,0 +1,88 @@
+import { deepEqual, isPlainObject, toText } from './json.js';
+import { matchFields, type FieldsOutcome } from './field-conditions.js';
+import type { OperandScope } from './operands.js';
+import { entriesOf, resolvePath } from './paths.js';
+import type { FieldConditions, StateScope } from './predicate-schema.js';
+
+/** One item of a collection in a snapshot: where it is, what identifies it across snapshots, and its value. */
+export interface Item {
+  path: string;
+  identity: string;
+  value: unknown;
+}
+
+/** What a `state` check (or the other side of a set comparison) selects. */
+export interface ItemSelection {
+  path: string;
+  scope?: StateScope | undefined;
+  key?: string | undefined;
+  where?: FieldConditions | undefined;
+}
+
+export interface Snapshots {
+  initial: unknown;
+  final: unknown;
+}
+
+export interface Selected {
+  /** Every item in scope. */
+  items: Item[];
+  /** The items that satisfy `where` (all of them without one). */
+  matching: Item[];
+  /** Each item's `where` outcome, for near-miss evidence. */
+  outcomes: Map<Item, FieldsOutcome>;
+}
+
+function collectionItems(root: unknown, path: string, key: string | undefined): Item[] {
+  const items: Item[] = [];
+  for (const match of resolvePath(root, path)) {
+    const isArray = Array.isArray(match.value);
+    for (const [k, v] of entriesOf(match.value)) {
+      let identity: string;
+      if (!isArray) identity = `${match.path}#${String(k)}`;
+      else if (isPlainObject(v) && (key ? resolvePath(v, key).length > 0 : 'id' in v)) {
+        identity = `${match.path}#${toText(key ? resolvePath(v, key)[0]!.value : v.id)}`;
+      } else identity = `${match.path}#${toText(v)}`;
+      items.push({ path: isArray ? `${match.path}[${String(k)}]` : `${match.path}${/^[A-Za-z_$][\w$-]*$/.test(String(k)) ? `.${String(k)}` : `[${JSON.stringify(k)}]`}`, identity, value: v });
+    }
+  }
+  return items;
+}
+
+export function scopedItems(m: ItemSelection, snapshots: Snapshots): Item[] {
+  const scope = m.scope ?? 'final';
+  if (scope === 'final') return collectionItems(snapshots.final, m.path, m.key);
+  if (scope === 'initial') return collectionItems(snapshots.initial, m.path, m.key);
+  const before = collectionItems(snapshots.initial, m.path, m.key);
+  const after = collectionItems(snapshots.final, m.path, m.key);
+  const beforeById = new Map(before.map((i) => [i.identity, i]));
+  const afterById = new Map(after.map((i) => [i.identity, i]));
+  if (scope === 'added') return after.filter((i) => !beforeById.has(i.identity));
+  // Removed items exist only in the initial snapshot: their paths say so.
+  if (scope === 'removed') return before.filter((i) => !afterById.has(i.identity)).map((i) => ({ ...i, path: `initial ${i.path}` }));
+  return after.filter((i) => {
+    const old = beforeById.get(i.identity);
+    return old !== undefined && !deepEqual(old.value, i.value);
+  });
+}
+
+export function selectItems(m: ItemSelection, snapshots: Snapshots, scope: OperandScope): Selected {
+  const items = scopedItems(m, snapshots);
+  const outcomes = new Map<Item, FieldsOutcome>();
+  if (!m.where) return { items, matching: items, outcomes };
+  const matching: Item[] = [];
+  for (const item of items) {
+    const outcome = matchFields(m.where, item.value, scope);
+    outcomes.set(item, outcome);
+    if (outcome.ok) matching.push(item);
+  }
+  return { items, matching, outcomes };
+}
+
+/** "the 2 added items at email.sent where to contains …" — how evidence names a selection. */
+export function describeSelection(m: ItemSelection, count: number): string {
+  const scopeWord = m.scope && m.scope !== 'final' ? `${m.scope} ` : '';
+  const keys = Object.keys(m.where ?? {});
+  const where = keys.length ? ` where ${keys.join(', ')} ${keys.length === 1 ? 'matches' : 'match'}` : '';
+  return `${count} ${scopeWord}item${count === 1 ? '' : 's'} at ${m.path}${where}`;
+}
