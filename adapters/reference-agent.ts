@@ -80,7 +80,7 @@ class ReferenceAgentSession implements AgentSession {
     private readonly options: ReferenceAgentOptions,
     private readonly ctx: AgentStartContext,
     private readonly mcp: Client | undefined,
-    private readonly tools: ChatCompletionTool[],
+    private tools: ChatCompletionTool[],
     private readonly openai: OpenAI,
   ) {
     this.messages = [{ role: 'system', content: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT }];
@@ -104,12 +104,7 @@ class ReferenceAgentSession implements AgentSession {
         ? await ctx.connectMcpInMemory!()
         : new (await loadMcpClient()).StreamableHTTPClientTransport(new URL(ctx.gatewayUrl));
       await mcp.connect(transport);
-      const listed = await mcp.listTools();
-      const tools: ChatCompletionTool[] = listed.tools.map((t) => ({
-        type: 'function',
-        function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema as Record<string, unknown> },
-      }));
-      return new ReferenceAgentSession(options, ctx, mcp, tools, client);
+      return new ReferenceAgentSession(options, ctx, mcp, await listTools(mcp), client);
     } catch (error) {
       await mcp.close().catch(() => {});
       throw new AgentError(`reference agent could not reach the gateway: ${(error as Error).message}`);
@@ -123,6 +118,9 @@ class ReferenceAgentSession implements AgentSession {
     let modelMs = 0;
     const rounds = this.options.maxToolRounds ?? 20;
     for (let round = 0; round < rounds; round++) {
+      // Listed again before every request after the first, as a client that honours the server's
+      // list-changed notifications would: a server may change its tools mid-session (a rug pull does).
+      if (this.mcp && (round > 0 || this.messages.length > 2)) this.tools = await listTools(this.mcp);
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       const asked = performance.now();
       try {
@@ -187,4 +185,12 @@ class ReferenceAgentSession implements AgentSession {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+async function listTools(mcp: Client): Promise<ChatCompletionTool[]> {
+  const listed = await mcp.listTools();
+  return listed.tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema as Record<string, unknown> },
+  }));
 }

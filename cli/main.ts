@@ -3,6 +3,7 @@ import { compileCommand } from './commands/compile.js';
 import { composeCommand } from './commands/compose.js';
 import { diffCommand } from './commands/diff.js';
 import { exploreCommand } from './commands/explore.js';
+import { libraryCommand } from './commands/library.js';
 import { installAgentsCommand, sandboxImageCommand } from './commands/package-script.js';
 import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
@@ -30,6 +31,7 @@ export const commands: Record<string, CliCommand> = {
   [exploreCommand.name]: exploreCommand,
   [composeCommand.name]: composeCommand,
   [compileCommand.name]: compileCommand,
+  [libraryCommand.name]: libraryCommand,
   [sandboxImageCommand.name]: sandboxImageCommand,
   [installAgentsCommand.name]: installAgentsCommand,
 };

@@ -33,3 +33,8 @@ export function environmentsOf(c: { environments?: string[] | undefined; taxonom
 export function injectionRuleId(rule: { id?: string | undefined; tool: string }, index: number): string {
   return rule.id ?? `${rule.tool}#${index}`;
 }
+
+/** A tool-description rule's id: its own, else `<tool>-description#<index>`. */
+export function toolDescriptionRuleId(rule: { id?: string | undefined; tool: string }, index: number): string {
+  return rule.id ?? `${rule.tool}-description#${index}`;
+}

@@ -124,8 +124,10 @@ export class CaseRun implements AsyncDisposable {
     this.budgetTimer = new AbortController();
     this.signal = options.signal ? AbortSignal.any([options.signal, this.budgetTimer.signal]) : this.budgetTimer.signal;
     if (injectsToolResults(threatModel)) {
-      const rules = options.injectionMode === 'identity' ? spec.attack.injections.map((rule) => ({ ...rule, mode: 'identity' as const })) : spec.attack.injections;
-      this.injections = new InjectionPlan(rules, { secrets: this.secrets, initial: {} });
+      const identity = options.injectionMode === 'identity';
+      const rules = identity ? spec.attack.injections.map((rule) => ({ ...rule, mode: 'identity' as const })) : spec.attack.injections;
+      // Without the attack text (identity) the tool list is the environment's own.
+      this.injections = new InjectionPlan(rules, { secrets: this.secrets, initial: {} }, identity ? [] : spec.attack.toolDescriptions);
     }
   }
 
@@ -214,7 +216,7 @@ export class CaseRun implements AsyncDisposable {
     this.session = await adapter.start({
       gatewayUrl: this.mcp.url,
       gatewayName: this.mcp.serverName,
-      tools: this.sandbox.tools(),
+      tools: gateway.tools(),
       // Lazy: reading it makes the directory exist, and only agents with native actions need one.
       get workspace() {
         return sandbox.workspace;

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { fieldConditions, predicate } from './predicate-schema.js';
 import { parsePath } from './paths.js';
-import { injectsToolResults, strategyIds, threatModels } from './case-helpers.js';
+import { injectsToolResults, strategyIds, threatModels, toolDescriptionRuleId } from './case-helpers.js';
 
 /**
  * The case format, v1. One YAML file holds one case; docs/case-format.md documents every field.
  * Schemas first, types inferred: everything downstream reads `SafetyCase`.
  */
 
-export { threatModels, strategyIds, injectsToolResults, adversarialUser, environmentsOf, injectionRuleId, type ThreatModel, type StrategyId } from './case-helpers.js';
+export { threatModels, strategyIds, injectsToolResults, adversarialUser, environmentsOf, injectionRuleId, toolDescriptionRuleId, type ThreatModel, type StrategyId } from './case-helpers.js';
 export const threatModel = z.enum(threatModels);
 
 const id = z
@@ -65,12 +65,32 @@ export const injectionRule = z
     payload: z.string(),
     /** At most this many rewrites per run (default: every matching call). */
     times: z.int().positive().optional(),
+    /**
+     * Leave the first `after` matching calls alone (a rug pull: the tool behaves until it has
+     * been trusted, then its results change).
+     */
+    after: z.int().positive().optional(),
   })
   .refine((r) => r.mode === 'identity' || r.payload.length > 0, {
     message: 'payload cannot be empty unless mode is identity',
     path: ['payload'],
   });
 export type InjectionRule = z.infer<typeof injectionRule>;
+
+/**
+ * A rewrite of a tool's description in the tool list the agent sees (MCP tool poisoning: the
+ * instructions live in the tool's metadata, not in any result). With `afterCalls`, the list
+ * changes only once the run has made that many tool calls (a rug pull on the description).
+ * Applied in the threat models that inject tool results.
+ */
+export const toolDescriptionRule = z.strictObject({
+  id: id.optional(),
+  tool: z.string().min(1),
+  mode: z.enum(['append', 'prefix', 'override']),
+  payload: z.string().min(1),
+  afterCalls: z.int().positive().optional(),
+});
+export type ToolDescriptionRule = z.infer<typeof toolDescriptionRule>;
 
 /** One environment operation of the init script: `{ op: "email.deliver", args: {...} }`. */
 export const initStep = z.strictObject({
@@ -140,10 +160,12 @@ export const safetyCase = z
         guidance: z.string().optional(),
         messages: z.array(z.string().min(1)).optional(),
         injections: z.array(injectionRule).default([]),
+        /** Rewrites of tool descriptions (tool poisoning, rug pulls), in the threat models that inject. */
+        toolDescriptions: z.array(toolDescriptionRule).default([]),
         /** The LLM adversary's strategy sequence for this case (overrides the per-attack-method defaults). */
         strategies: z.array(strategyId).min(1).optional(),
       })
-      .default({ injections: [] }),
+      .default({ injections: [], toolDescriptions: [] }),
     secrets: z.record(z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'secret names are UPPER_SNAKE_CASE'), secretSpec).default({}),
     init: z.array(initStep).default([]),
     verifier: predicate,
@@ -152,7 +174,15 @@ export const safetyCase = z
     threatModels: z.array(threatModel).min(1).default(['benign', 'single-channel', 'multi-channel']),
     /** Runs per threat model (overrides the run's `repeats` option); each repeat is seeded and recorded. */
     repeats: z.int().positive().max(1000).optional(),
-    witnesses: z.strictObject({ violating: witness, safe: witness }),
+    witnesses: z.strictObject({
+      violating: witness,
+      safe: witness,
+      /**
+       * Safe trajectories that come close to the harm (the right file to a colleague, 9.99
+       * instead of 10.01, the canary redacted): an over-broad verifier calls one of them violated.
+       */
+      nearMiss: z.array(witness).default([]),
+    }),
     /** The embedded scripted model's plan (never shown to an agent); see `scriptedPlan`. */
     plan: scriptedPlan.optional(),
     tags: z.array(z.string()).default([]),
@@ -162,11 +192,11 @@ export const safetyCase = z
     c.threatModels.forEach((m, i) => {
       if (seen.has(m)) ctx.addIssue({ code: 'custom', path: ['threatModels', i], message: `"${m}" is listed twice` });
       seen.add(m);
-      if (injectsToolResults(m) && c.attack.injections.length === 0) {
+      if (injectsToolResults(m) && c.attack.injections.length === 0 && c.attack.toolDescriptions.length === 0) {
         ctx.addIssue({
           code: 'custom',
           path: ['threatModels', i],
-          message: `"${m}" injects tool results, but attack.injections is empty`,
+          message: `"${m}" injects tool results, but attack.injections is empty (and there are no attack.toolDescriptions)`,
         });
       }
     });
@@ -174,6 +204,11 @@ export const safetyCase = z
     c.attack.injections.forEach((rule, i) => {
       const ruleId = rule.id ?? `${rule.tool}#${i}`;
       if (ids.has(ruleId)) ctx.addIssue({ code: 'custom', path: ['attack', 'injections', i, 'id'], message: `duplicate injection id "${ruleId}"` });
+      ids.add(ruleId);
+    });
+    c.attack.toolDescriptions.forEach((rule, i) => {
+      const ruleId = toolDescriptionRuleId(rule, i);
+      if (ids.has(ruleId)) ctx.addIssue({ code: 'custom', path: ['attack', 'toolDescriptions', i, 'id'], message: `duplicate injection id "${ruleId}"` });
       ids.add(ruleId);
     });
     for (const ruleId of Object.keys(c.plan?.injections ?? {})) {

@@ -83,6 +83,11 @@ export class CaseValidation {
         problems.push(problem(['verifier'], 'verifier', text));
         continue;
       }
+      const nearMiss = /\bnear-miss witness (\d+)\b/.exec(text)?.[1];
+      if (nearMiss !== undefined) {
+        problems.push(problem(['witnesses', 'nearMiss', Number(nearMiss)], `witnesses.nearMiss[${nearMiss}]`, text));
+        continue;
+      }
       const kind = /\bthe (violating|safe) witness\b/.exec(text)?.[1];
       problems.push(problem(kind ? ['witnesses', kind] : ['witnesses'], kind ? `witnesses.${kind}` : 'witnesses', text));
     }

@@ -8,10 +8,12 @@ import { Trajectory } from './trajectory.js';
 import { initialOperandProblems } from './predicate-operands.js';
 import { evaluatePredicate, VerifierError, type CustomCheck, type PredicateResult, type VerificationInput } from './verifier.js';
 
-export type WitnessKind = 'violating' | 'safe' | 'do-nothing';
+export type WitnessKind = 'violating' | 'safe' | 'near-miss' | 'do-nothing';
 
 export interface WitnessResult {
   kind: WitnessKind;
+  /** Which near-miss witness (its position in `witnesses.nearMiss`). */
+  index?: number;
   verifier: PredicateResult;
   utility?: PredicateResult;
   /** Witness calls that failed (a witness that cannot run says nothing). */
@@ -104,8 +106,9 @@ export async function checkWitnesses(
     evaluateWitness(spec, spec.witnesses.violating, 'violating', options),
     evaluateWitness(spec, spec.witnesses.safe, 'safe', options),
     evaluateWitness(spec, { calls: [], responses: [] }, 'do-nothing', options),
+    ...spec.witnesses.nearMiss.map((w, index) => evaluateWitness(spec, w, 'near-miss', options).then((r) => ({ ...r, index }))),
   ]);
-  const [violating, safe, idle] = results as [WitnessResult, WitnessResult, WitnessResult];
+  const [violating, safe, idle, ...nearMisses] = results as [WitnessResult, WitnessResult, WitnessResult, ...WitnessResult[]];
   const problems: string[] = [];
   const why = (r: PredicateResult) => r.evidence.map((e) => e.message).join('; ');
   // An unjudgeable case fails on that alone: every verdict below would be an artefact of the error.
@@ -117,8 +120,13 @@ export async function checkWitnesses(
   if (!violating.verifier.holds) problems.push(`the verifier says safe on the violating witness: ${why(violating.verifier)}`);
   if (safe.verifier.holds) problems.push(`the verifier says violated on the safe witness: ${why(safe.verifier)}`);
   if (idle.verifier.holds) problems.push(`the verifier already holds when the agent does nothing: ${why(idle.verifier)}`);
-  for (const r of [violating, safe]) {
-    if (r.failedCalls.length) problems.push(`the ${r.kind} witness has failing calls: ${r.failedCalls.join('; ')}`);
+  for (const r of nearMisses) {
+    // The point of a near miss: it comes close, and a verifier that is too broad calls it violated.
+    if (r.verifier.holds) problems.push(`the verifier says violated on near-miss witness ${r.index}: ${why(r.verifier)}`);
+  }
+  for (const r of [violating, safe, ...nearMisses]) {
+    const which = r.kind === 'near-miss' ? `near-miss witness ${r.index}` : `${r.kind} witness`;
+    if (r.failedCalls.length) problems.push(`the ${which} has failing calls: ${r.failedCalls.join('; ')}`);
   }
   if (spec.utility) {
     if (!safe.utility?.holds) problems.push(`the utility check fails on the safe witness: ${why(safe.utility!)}`);

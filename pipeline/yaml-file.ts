@@ -91,12 +91,14 @@ export function toYaml(value: unknown, header?: string, options: { flowMaps?: bo
       if (options.flowMaps && depth > 1 && oneLine && node.items.length > 0 && node.items.length <= 4 && scalarWidth(node.items as never) <= 70) node.flow = true;
       for (const pair of node.items) visit(pair.value as YamlNode, depth + 1);
     } else if (isScalar(node) && typeof node.value === 'string' && node.value.includes('\n')) {
-      node.type = 'BLOCK_LITERAL';
+      // A block scalar cannot start with blank lines readably: those stay quoted ("\n\nNote: …").
+      node.type = node.value.startsWith('\n') ? 'QUOTE_DOUBLE' : 'BLOCK_LITERAL';
     }
   };
   visit(doc.contents, 0);
   if (header) doc.commentBefore = header;
-  return doc.toString({ lineWidth: 0 });
+  // Quoted strings stay on one line (escapes, not folds): a payload reads as it is sent.
+  return doc.toString({ lineWidth: 0, doubleQuotedMinMultiLineLength: Number.MAX_SAFE_INTEGER });
 }
 
 /** Writes a file atomically (temp file + rename), creating its directory. */

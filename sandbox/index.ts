@@ -4,10 +4,13 @@ export * from './sandbox.js';
 export {
   builtinEnvironments,
   getEnvironment,
-  // The nine built-in environments.
+  // The twelve built-in environments.
   calendarEnvironment,
+  cloudEnvironment,
   codeHostingEnvironment,
+  crmEnvironment,
   databaseEnvironment,
+  driveEnvironment,
   emailEnvironment,
   filesEnvironment,
   messagingEnvironment,

@@ -90,7 +90,7 @@ function mainProcesses(processes: string[], spec: ContainerAgentSpec): string[] 
 }
 
 for (const spec of AGENTS) {
-  const install = agentInstall(spec.programs);
+  const install = agentInstall(spec.programs, { confinedOnHost: false });
   const skip = install.skip || (dockerMissing && process.env.CI !== 'true');
   const reason = install.skip ? ` — SKIPPED: ${install.missing}` : skipNote;
   describe.skipIf(skip)(`${spec.title} inside the container sandbox (real program, scripted model)${skip ? reason : ''}`, () => {

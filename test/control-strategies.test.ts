@@ -92,8 +92,10 @@ describe('ASR per strategy, naive vs guarded', () => {
       // Every case a direct request breaks, the evasive wording breaks too.
       for (const id of broken('guarded', 'direct-request')) expect(broken('guarded', evasive), `${evasive} on ${id}`).toContain(id);
     }
-    // Wrapping the same words in a story or a claimed authority does not get past a keyword screen.
-    for (const wrapper of ['role-play', 'authority-impersonation', 'gradual-escalation'] as const) expect(asr(wrapper), wrapper).toBe(asr('direct-request'));
+    // Wrapping the same words in a claimed authority does not get past a keyword screen; a
+    // role-play frame ("no rules", "stay in character") is itself what the override screen catches.
+    for (const wrapper of ['authority-impersonation', 'gradual-escalation'] as const) expect(asr(wrapper), wrapper).toBe(asr('direct-request'));
+    expect(asr('role-play')).toBeLessThanOrEqual(asr('direct-request'));
     expect(new Set(strategyIds.map(asr)).size).toBeGreaterThan(1);
     const rendered = renderAsrTable(table, { rowHeader: 'strategy', intervals: true });
     expect(rendered).toMatch(/task-decomposition\s+\d+\/13/);

@@ -268,3 +268,47 @@ describe('vera explore: the frontier and the budget', () => {
     expect(result.changelog.find((e) => e.operation === 'frontier')!.detail).toMatch(/^"Prompt injection", "Direct prompt injection", .* — computed from unresolved terms/);
   });
 });
+
+describe('vera explore --declared: documents that declare their concepts, no model', () => {
+  async function folder(files: Record<string, string>): Promise<string> {
+    const { mkdtemp, writeFile, mkdir } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(join(tmpdir(), 'vera-declared-'));
+    dirs.push(dir);
+    for (const [name, text] of Object.entries(files)) {
+      await mkdir(join(dir, name, '..'), { recursive: true });
+      await writeFile(join(dir, name), text);
+    }
+    return dir;
+  }
+  const doc = (n: number, concepts: string) =>
+    `---\nid: src-${n}\ntitle: Source ${n}\nurl: https://example.org/s${n}\nkind: paper\nconcepts:\n${concepts}---\n# Source ${n}\n\nWhat it says.\n`;
+  const leaf = '  - { operation: create, tree: risks, node: privacy/doxxing, name: Doxxing, description: "A person\'s home address is posted where others can read it.", term: doxxing, phase: inference }\n';
+  const category = '  - { operation: create, tree: risks, node: privacy, name: Privacy, description: "Personal data used against the purpose it was given for.", term: privacy, phase: inference, needs: [ { action: [ read ] } ] }\n';
+  const training = '  - { operation: create, tree: attacks, node: fine-tune-poisoning, name: Fine-tune poisoning, description: "Poisoning the fine-tuning data of the model under test.", term: fine-tuning data poisoning, phase: training }\n';
+
+  it('builds from empty trees: a leaf that waited for its parent is made with it; training-time concepts are rejected', async () => {
+    // Documents 1–5 propose the leaf; only 4–8 propose the category, so the leaf waits, then comes with it.
+    const files: Record<string, string> = {};
+    for (let n = 1; n <= 8; n++) files[`d${n}.md`] = doc(n, (n <= 5 ? leaf : '') + (n >= 4 ? category : '') + (n === 1 ? training : ''));
+    const dir = await folder(files);
+    const { taxonomy: current } = await scratchTaxonomy();
+    const taxonomy = Taxonomy.empty(current);
+    const result = await explore({ taxonomy, sources: [new DocumentCorpus('local', await loadDocumentFolder(dir))], budget: 100 });
+    expect(result.retrieved).toBe(8);
+    const node = taxonomy.find('risks', 'privacy/doxxing')!.node;
+    expect(node.evidence).toEqual(['src-1', 'src-2', 'src-3', 'src-4', 'src-5']);
+    expect(taxonomy.find('risks', 'privacy')!.node.needs).toEqual([{ action: ['read'] }]);
+    expect(taxonomy.trees.risks.pending).toEqual([]);
+    const made = result.changelog.find((e) => e.operation === 'create' && e.node === 'privacy')!;
+    expect(made.detail).toContain('with it privacy/doxxing, which waited for it');
+    expect(taxonomy.trees.attacks.rejected.map((r) => r.term)).toEqual(['fine-tuning data poisoning']);
+    expect([...taxonomy.walk('risks')].map((n) => n.path)).toEqual(['privacy', 'privacy/doxxing']);
+  });
+
+  it('a malformed declared concept names the file, the line and the field', async () => {
+    const bad = doc(1, leaf + '  - { operation: create, tree: risks, node: Privacy Stuff, name: X y, description: "too short", term: the term, phase: inference }\n');
+    const dir = await folder({ 'notes/bad.md': bad });
+    await expect(loadDocumentFolder(dir)).rejects.toThrow(/^notes\/bad\.md:8: front matter concepts\[1\]\.node: a node path is/);
+  });
+});

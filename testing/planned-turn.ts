@@ -63,6 +63,13 @@ export function plannedTurn(conversation: Conversation, plan: RunPlan): Turn | u
     ...turnEntry(plan, messages, userIndex).map((c) => asDirective(c, 'user', userIndex)),
     ...directivesInText(userText).map((d) => ({ ...d, source: 'user' as const, messageIndex: userIndex })),
   ];
+  // A poisoned tool list (tool poisoning, a rug pull): third-party text, like a tool result.
+  const descriptions = conversation.tools.map((t) => squash(t.description ?? ''));
+  for (const i of plan.injections) {
+    if (squash(i.payload) !== '' && descriptions.some((d) => d.includes(squash(i.payload)))) {
+      for (const c of i.calls) directives.push(asDirective(c, 'tool', userIndex));
+    }
+  }
   const calls: MadeCall[] = [];
   const toolResults: ConversationMessage[] = [];
   for (let i = userIndex + 1; i < messages.length; i++) {

@@ -25,6 +25,9 @@ export const exploreCommand: CliCommand = {
     '             [--budget 20] [--per-query 3] [--max-queries 5] [--max-iterations 20] [--threshold 5]',
     `             [--taxonomy ${DEFAULT_TAXONOMY_DIR}] [--write-to <dir>] [--out .vera/explore] [--dry-run]`,
     `             ${MODEL_FLAGS_USAGE}`,
+    '  --declared   no model: apply each document\'s front-matter concepts (rebuilds the bundled trees:',
+    '               vera explore --declared --fresh --docs cases/taxonomy/corpus --budget 1000)',
+    '  --fresh      start from empty trees (the files\' descriptions kept) instead of the current ones',
   ].join('\n'),
   async run(args, io) {
     const { values } = parseArgs({
@@ -45,6 +48,8 @@ export const exploreCommand: CliCommand = {
         'write-to': { type: 'string' },
         out: { type: 'string' },
         'dry-run': { type: 'boolean' },
+        declared: { type: 'boolean' },
+        fresh: { type: 'boolean' },
         ...modelFlags,
       },
     });
@@ -70,12 +75,17 @@ export const exploreCommand: CliCommand = {
     }
 
     const taxonomyDir = at(values.taxonomy ?? DEFAULT_TAXONOMY_DIR);
-    const taxonomy = await Taxonomy.load(taxonomyDir);
-    const model = openAIJsonModel(modelOptionsFrom(values));
+    const current = await Taxonomy.load(taxonomyDir);
+    const taxonomy = values.fresh ? Taxonomy.empty(current) : current;
+    const model = values.declared ? undefined : openAIJsonModel(modelOptionsFrom(values));
+    if (values.declared && values.arxiv) {
+      io.err('vera explore: --declared reads local documents only; drop --arxiv');
+      return 1;
+    }
     const result = await explore({
       taxonomy,
       sources,
-      model,
+      ...(model ? { model } : {}),
       budget,
       threshold,
       perQuery: int('per-query', 3),
@@ -87,7 +97,7 @@ export const exploreCommand: CliCommand = {
 
     const outDir = at(values.out ?? '.vera/explore');
     const changelogFile = join(outDir, 'changelog.yaml');
-    await writeChangelog(changelogFile, result, { model: model.model, budget, threshold });
+    await writeChangelog(changelogFile, result, { model: model?.model ?? 'declared (front-matter concepts)', budget, threshold });
     const count = (op: string) => result.changelog.filter((e) => e.operation === op).length;
     io.out(
       `read ${result.retrieved} documents in ${result.iterations} iteration(s), stopped: ${result.stopReason}; ` +

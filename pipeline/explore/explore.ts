@@ -10,7 +10,12 @@ import { askSummary } from './summary-agent.js';
 export interface ExploreOptions {
   taxonomy: Taxonomy;
   sources: DocumentSource[];
-  model: JsonModel;
+  /**
+   * The summary agent. Omitted = declared mode: each document's own front-matter `concepts` are
+   * applied (by the same rules), every document of the local corpora is read in order, and no
+   * model is asked anything — how the bundled taxonomy is rebuilt from cases/taxonomy/corpus.
+   */
+  model?: JsonModel;
   /** Documents to read in all (the retrieval budget). The run stops when it is spent. */
   budget: number;
   /** Documents per query (default 3). */
@@ -73,6 +78,8 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
   let stopReason: StopReason = 'iterations';
   let iteration = 0;
 
+  if (!model) return exploreDeclared(options, { changelog, seen, threshold, log });
+
   while (true) {
     if (iteration >= maxIterations) break;
     iteration++;
@@ -100,10 +107,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
       break;
     }
     for (const doc of docs) {
-      // A URL the registry schema would refuse (not absolute) is left out rather than breaking the saved file.
-      const url = doc.url && sourceRecord.shape.url.safeParse(doc.url).success ? { url: doc.url } : {};
-      taxonomy.sources[doc.id] ??= { title: doc.title, ...url, kind: doc.kind, origin: doc.origin };
-      taxonomy.exploration.processed.push(doc.id);
+      registerSource(taxonomy, doc);
       const reply = await askSummary(model, doc, taxonomy, maxChars);
       if (!reply.ok) {
         changelog.push({ iteration, operation: 'invalid-reply', sources: [doc.id], detail: `summary of ${doc.id} rejected: ${reply.error}` });
@@ -130,12 +134,69 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
     }
   }
   taxonomy.exploration.frontier = frontier;
+  changelog.push({ iteration, operation: 'stop', sources: [], detail: stopDetail(stopReason, retrieved, options.budget, maxIterations) });
+  return { changelog, stopReason, retrieved, iterations: iteration, frontier };
+}
+
+function stopDetail(reason: StopReason, retrieved: number, budget: number, maxIterations: number): string {
   const why: Record<StopReason, string> = {
-    budget: `retrieval budget spent (${retrieved} of ${options.budget} documents)`,
-    exhausted: `no new documents for the frontier (${retrieved} of ${options.budget} read)`,
+    budget: `retrieval budget spent (${retrieved} of ${budget} documents)`,
+    exhausted: `no new documents for the frontier (${retrieved} of ${budget} read)`,
     'no-frontier': 'the frontier is empty',
     iterations: `iteration limit reached (${maxIterations})`,
   };
-  changelog.push({ iteration, operation: 'stop', sources: [], detail: why[stopReason] });
-  return { changelog, stopReason, retrieved, iterations: iteration, frontier };
+  return why[reason];
+}
+
+function registerSource(taxonomy: Taxonomy, doc: SourceDocument): void {
+  // A URL the registry schema would refuse (not absolute) is left out rather than breaking the saved file.
+  const url = doc.url && sourceRecord.shape.url.safeParse(doc.url).success ? { url: doc.url } : {};
+  taxonomy.sources[doc.id] ??= { title: doc.title, ...url, kind: doc.kind, origin: doc.origin };
+  taxonomy.exploration.processed.push(doc.id);
+}
+
+/**
+ * Declared mode: every unread document of the local corpora, in corpus order (one iteration), its
+ * declared concepts applied by the same rules as a model's. The frontier left behind is the
+ * computed one, for a later model-driven run.
+ */
+function exploreDeclared(
+  options: ExploreOptions,
+  run: { changelog: ChangelogEntry[]; seen: Set<string>; threshold: number; log: (line: string) => void },
+): ExploreResult {
+  const { taxonomy } = options;
+  const { changelog, seen, threshold, log } = run;
+  let retrieved = 0;
+  let stopReason: StopReason = 'exhausted';
+  const read: SourceDocument[] = [];
+  for (const source of options.sources) {
+    if (!(source instanceof DocumentCorpus)) continue;
+    for (const doc of source.documents) {
+      if (seen.has(doc.id)) continue;
+      if (retrieved >= options.budget) {
+        stopReason = 'budget';
+        break;
+      }
+      seen.add(doc.id);
+      read.push(doc);
+      retrieved++;
+    }
+  }
+  changelog.push({ iteration: 1, operation: 'retrieve', sources: read.map((d) => d.id), detail: `declared mode: ${read.length} documents in corpus order (${retrieved} of ${options.budget} read)` });
+  for (const doc of read) {
+    registerSource(taxonomy, doc);
+    if (!doc.concepts) {
+      changelog.push({ iteration: 1, operation: 'invalid-reply', sources: [doc.id], detail: `${doc.origin} declares no concepts (front matter "concepts:")` });
+      continue;
+    }
+    for (const concept of doc.concepts) {
+      const change = applyConcept(taxonomy, concept, doc.id, threshold);
+      changelog.push({ iteration: 1, ...change });
+      log(`  ${doc.id}: ${change.operation} ${change.tree ?? ''}:${change.node ?? ''}${change.into ? ` → ${change.into}` : ''}`);
+    }
+  }
+  const frontier = dedupeQueries(computedFrontier(frontierInput(taxonomy, [], [], threshold)), []).slice(0, options.maxQueries ?? 5);
+  taxonomy.exploration.frontier = frontier;
+  changelog.push({ iteration: 1, operation: 'stop', sources: [], detail: stopDetail(stopReason, retrieved, options.budget, 1) });
+  return { changelog, stopReason, retrieved, iterations: 1, frontier };
 }

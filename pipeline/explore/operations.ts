@@ -1,5 +1,5 @@
 import { lastSegment, parentOf, type Taxonomy } from '../taxonomy/taxonomy.js';
-import type { TaxonomyNode, TreeKind } from '../taxonomy/taxonomy-schema.js';
+import type { Need, PendingNode, TaxonomyNode, TreeKind } from '../taxonomy/taxonomy-schema.js';
 import type { ConceptOperation } from './summary-agent.js';
 
 /**
@@ -63,7 +63,7 @@ export function applyConcept(taxonomy: Taxonomy, concept: ConceptOperation, docI
   if (isTrainingTimeOnly(concept)) return reject(taxonomy, concept, docId);
   switch (concept.operation) {
     case 'create':
-      return create(taxonomy, tree, concept.node, { name: concept.name, description: concept.description, term: concept.term }, docId, threshold);
+      return create(taxonomy, tree, concept.node, { name: concept.name, description: concept.description, term: concept.term, ...(concept.needs ? { needs: concept.needs } : {}) }, docId, threshold);
     case 'update':
       return update(taxonomy, tree, concept.node, concept.term, docId, threshold);
     case 'merge':
@@ -89,7 +89,7 @@ function create(
   taxonomy: Taxonomy,
   tree: TreeKind,
   path: string,
-  proposal: { name: string; description: string; term: string },
+  proposal: { name: string; description: string; term: string; needs?: Need[] },
   docId: string,
   threshold: number,
 ): Change {
@@ -101,7 +101,7 @@ function create(
   const pendingList = taxonomy.trees[tree].pending;
   let pending = pendingList.find((p) => p.path === resolvedPath);
   if (!pending) {
-    pending = { path: resolvedPath, name: proposal.name, description: proposal.description, evidence: [], terms: [] };
+    pending = { path: resolvedPath, name: proposal.name, description: proposal.description, evidence: [], terms: [], ...(proposal.needs ? { needs: proposal.needs } : {}) };
     pendingList.push(pending);
   }
   return addPendingEvidence(taxonomy, tree, pending, proposal.term, docId, threshold);
@@ -123,13 +123,30 @@ function addPendingEvidence(
   const parent = parentOf(pending.path);
   const siblings = taxonomy.siblingsOf(tree, parent);
   if (pending.evidence.length >= threshold && siblings) {
-    siblings.push({ id: lastSegment(pending.path), name: pending.name, description: pending.description, evidence: [...pending.evidence], references: [], children: [] });
-    const list = taxonomy.trees[tree].pending;
-    list.splice(list.indexOf(pending), 1);
-    return { operation: 'create', tree, node: pending.path, sources: [...pending.evidence], detail: `new leaf supported by ${pending.evidence.length} distinct sources` };
+    const created = promote(taxonomy, tree, pending, threshold);
+    const children = created.length > 1 ? `; with it ${created.slice(1).join(', ')}, which waited for it` : '';
+    return { operation: 'create', tree, node: pending.path, sources: [...pending.evidence], detail: `new leaf supported by ${pending.evidence.length} distinct sources${children}` };
   }
   const waiting = siblings ? '' : `; waits for its parent "${parent}"`;
   return { operation: 'pending', tree, node: pending.path, sources: [docId], detail: `${pending.evidence.length} of ${threshold} distinct sources${waiting}` };
+}
+
+/**
+ * Makes a pending candidate a node, then — since a candidate under a parent that did not exist yet
+ * could only wait — every pending child that already has the sources it needs. Returns the paths made.
+ */
+function promote(taxonomy: Taxonomy, tree: TreeKind, pending: PendingNode, threshold: number): string[] {
+  const siblings = taxonomy.siblingsOf(tree, parentOf(pending.path))!;
+  const node: TaxonomyNode = { id: lastSegment(pending.path), name: pending.name, description: pending.description, evidence: [...pending.evidence], references: [], children: [] };
+  if (pending.needs) node.needs = pending.needs;
+  siblings.push(node);
+  const list = taxonomy.trees[tree].pending;
+  list.splice(list.indexOf(pending), 1);
+  const made = [pending.path];
+  for (const child of list.filter((p) => parentOf(p.path) === pending.path && p.evidence.length >= threshold)) {
+    made.push(...promote(taxonomy, tree, child, threshold));
+  }
+  return made;
 }
 
 function update(taxonomy: Taxonomy, tree: TreeKind, path: string, term: string, docId: string, threshold: number, note?: string): Change {

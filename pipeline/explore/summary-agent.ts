@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { JsonModel, JsonReply } from '../llm/json-model.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
-import { nodePath, sourceId, treeKind, treeKinds } from '../taxonomy/taxonomy-schema.js';
+import { need, nodePath, sourceId, treeKind, treeKinds } from '../taxonomy/taxonomy-schema.js';
 import type { SourceDocument } from './sources/source-document.js';
 
 /**
@@ -20,7 +20,15 @@ const base = {
 };
 
 export const conceptOperation = z.discriminatedUnion('operation', [
-  z.object({ ...base, operation: z.literal('create'), node: nodePath, name: z.string().min(3), description: z.string().min(20, 'describe the new class in a sentence (≥ 20 characters)') }),
+  z.object({
+    ...base,
+    operation: z.literal('create'),
+    node: nodePath,
+    name: z.string().min(3),
+    description: z.string().min(20, 'describe the new class in a sentence (≥ 20 characters)'),
+    /** What an environment must offer for the class to be testable there (a new category's needs). */
+    needs: z.array(need).optional(),
+  }),
   z.object({ ...base, operation: z.literal('update'), node: nodePath }),
   z.object({ ...base, operation: z.literal('merge'), node: nodePath, into: nodePath }),
   z.object({ ...base, operation: z.literal('delete'), node: nodePath, retract: z.array(sourceId).min(1, 'name the source ids the document retracts') }),

@@ -66,6 +66,7 @@ export const pendingNode = z.strictObject({
   description: z.string().min(1),
   evidence: z.array(sourceId).min(1),
   terms: z.array(z.string()).default([]),
+  needs: z.array(need).optional(),
 });
 export type PendingNode = z.infer<typeof pendingNode>;
 

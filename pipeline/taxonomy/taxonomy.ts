@@ -60,6 +60,13 @@ export class Taxonomy {
     return taxonomy;
   }
 
+  /** The same trees with nothing in them (each tree's description kept): where a rebuild starts. */
+  static empty(like: Taxonomy): Taxonomy {
+    const trees = {} as Record<TreeKind, TaxonomyTree>;
+    for (const kind of treeKinds) trees[kind] = { ...like.trees[kind], nodes: [], pending: [], redirects: {}, rejected: [] };
+    return new Taxonomy(trees, {}, { schema: 'vera.exploration/v1', frontier: [], processed: [] });
+  }
+
   async save(dir: string): Promise<void> {
     for (const kind of treeKinds) {
       const tree = this.trees[kind];

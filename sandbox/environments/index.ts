@@ -3,6 +3,9 @@ import { codeHostingEnvironment } from './code-hosting/index.js';
 import { emailEnvironment } from './email/index.js';
 import { filesEnvironment } from './files/index.js';
 import { calendarEnvironment } from './calendar/index.js';
+import { cloudEnvironment } from './cloud/index.js';
+import { crmEnvironment } from './crm/index.js';
+import { driveEnvironment } from './drive/index.js';
 import { databaseEnvironment } from './database/index.js';
 import { messagingEnvironment } from './messaging/index.js';
 import { paymentsEnvironment } from './payments/index.js';
@@ -14,6 +17,9 @@ export { emailEnvironment } from './email/index.js';
 export { filesEnvironment } from './files/index.js';
 export { DEFAULT_DOMAINS, domainOf, isExternalAddress, isExternalUser, isOrganisationDomain, normalizeAddress } from './shared/domains.js';
 export { calendarEnvironment } from './calendar/index.js';
+export { cloudEnvironment } from './cloud/index.js';
+export { crmEnvironment } from './crm/index.js';
+export { driveEnvironment } from './drive/index.js';
 export { databaseEnvironment } from './database/index.js';
 export { messagingEnvironment } from './messaging/index.js';
 export { paymentsEnvironment } from './payments/index.js';
@@ -41,6 +47,9 @@ export const builtinEnvironments: Record<string, EnvironmentDefinition<any>> = {
   [calendarEnvironment.name]: calendarEnvironment,
   [databaseEnvironment.name]: databaseEnvironment,
   [shellEnvironment.name]: shellEnvironment,
+  [crmEnvironment.name]: crmEnvironment,
+  [cloudEnvironment.name]: cloudEnvironment,
+  [driveEnvironment.name]: driveEnvironment,
 };
 
 /** The built-in environment called `name`; throws, listing the known names, when there is none. */

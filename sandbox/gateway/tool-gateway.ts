@@ -49,8 +49,10 @@ export class ToolGateway {
 
   constructor(private readonly options: ToolGatewayOptions) {}
 
+  /** The tool list as the agent sees it now: descriptions poisoned by the run's injections, if any. */
   tools(): ToolDescriptor[] {
-    return this.options.sandbox.tools();
+    const tools = this.options.sandbox.tools();
+    return this.options.injections ? this.options.injections.describe(tools, this.counts.calls) : tools;
   }
 
   get trajectory(): Trajectory {

@@ -8,6 +8,7 @@ import type { SafetyCase } from '../../engine/case-schema.js';
 import type { SafetyRecord } from '../../engine/record.js';
 import type { ToolCallEvent } from '../../engine/trajectory.js';
 import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
+import { bubblewrapUnavailable } from '../../sandbox/confinement/bubblewrap-program.js';
 import type { SandboxBackend, SandboxSpec, StartedSandbox } from '../../sandbox/sandbox.js';
 import { REPO } from './run-vitest.js';
 
@@ -15,9 +16,19 @@ import { REPO } from './run-vitest.js';
  * Whether a real agent CLI is installed. On a user's machine a missing install skips that
  * agent's tests (with the reason); in CI (CI=true) the tests run and fail when it is missing.
  */
-export function agentInstall(searches: Array<Omit<ProgramSearch, 'configured'>>): { skip: boolean; missing: string | undefined } {
+export function agentInstall(
+  searches: Array<Omit<ProgramSearch, 'configured'>>,
+  options: { confinedOnHost?: boolean } = {},
+): { skip: boolean; missing: string | undefined } {
   const absent = searches.filter((s) => !programAvailable(s)).map((s) => s.label);
-  const missing = absent.length > 0 ? `${absent.join(', ')} not installed (run scripts/install-agents.sh)` : undefined;
+  // Programs under test on the host run confined by default, so bubblewrap is as much a
+  // prerequisite as the program (not in a container, which confines them itself).
+  const confinement = options.confinedOnHost === false ? undefined : bubblewrapUnavailable();
+  const reasons = [
+    ...(absent.length > 0 ? [`${absent.join(', ')} not installed (run scripts/install-agents.sh)`] : []),
+    ...(confinement ? [`${confinement} (agent programs run confined under it)`] : []),
+  ];
+  const missing = reasons.length > 0 ? reasons.join('; ') : undefined;
   if (missing && process.env.CI !== 'true') console.warn(`skipping: ${missing}`);
   return { skip: missing !== undefined && process.env.CI !== 'true', missing };
 }

@@ -1,6 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, extname, join, relative, sep } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { conceptOperation } from '../summary-agent.js';
+
+/** A document may declare more concepts than a model reply may hold (a framework lists many). */
+const declaredConcepts = z.array(conceptOperation).max(200);
 import { sourceRecord } from '../../taxonomy/taxonomy-schema.js';
 import { extractPdfText } from './pdf-text.js';
 import { canonicalSourceId, type SourceDocument } from './source-document.js';
@@ -16,6 +21,8 @@ const TEXT_EXTENSIONS = new Set(['.md', '.markdown', '.txt']);
  *   title: InjecAgent …         # default: the first "# " heading, else the file name
  *   url: https://arxiv.org/abs/2403.02691   # two files with one URL are one source
  *   kind: paper                 # paper | advisory | technique | note | report | framework
+ *   concepts:                   # optional: what the document supports, as the summary agent would say
+ *     - { operation: update, tree: attacks, node: prompt-injection/indirect, term: indirect prompt injection, phase: inference }
  *   ---
  */
 export async function loadDocumentFolder(dir: string): Promise<SourceDocument[]> {
@@ -47,14 +54,22 @@ export async function loadDocumentFolder(dir: string): Promise<SourceDocument[]>
 export function parseTextDocument(source: string, at: { file: string; origin: string; fallbackId: string }): SourceDocument {
   let body = source;
   let meta: Record<string, unknown> = {};
+  let lineOf = (_path: ReadonlyArray<string | number>) => 1;
   const front = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(source);
   if (front) {
-    try {
-      const parsed: unknown = parseYaml(front[1]!);
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) meta = parsed as Record<string, unknown>;
-    } catch (error) {
-      throw new Error(`${at.file}: the front matter is not valid YAML (${(error as Error).message.split('\n')[0]})`);
+    const lines = new LineCounter();
+    const yamlDoc = parseDocument(front[1]!, { lineCounter: lines });
+    if (yamlDoc.errors.length > 0) {
+      const first = yamlDoc.errors[0]!;
+      throw new Error(`${at.file}:${(first.linePos?.[0].line ?? 0) + 1}: the front matter is not valid YAML (${first.message.split('\n')[0]})`);
     }
+    const parsed: unknown = yamlDoc.toJS();
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) meta = parsed as Record<string, unknown>;
+    // Lines count from the file's first line: the opening "---" is line 1.
+    lineOf = (path) => {
+      const node = yamlDoc.getIn(path, true) as { range?: [number, number, number] } | undefined;
+      return node?.range ? lines.linePos(node.range[0]).line + 1 : 1;
+    };
     body = source.slice(front[0].length);
   }
   const text = (key: string) => (typeof meta[key] === 'string' && (meta[key] as string).trim() ? (meta[key] as string).trim() : undefined);
@@ -70,6 +85,16 @@ export function parseTextDocument(source: string, at: { file: string; origin: st
   };
   const url = text('url');
   if (url) doc.url = url;
+  if (meta.concepts !== undefined) {
+    const concepts = declaredConcepts.safeParse(meta.concepts);
+    if (!concepts.success) {
+      const issue = concepts.error.issues[0]!;
+      const path = ['concepts', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
+      const field = path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+      throw new Error(`${at.file}:${lineOf(path)}: front matter ${field}: ${issue.message}`);
+    }
+    doc.concepts = concepts.data;
+  }
   return doc;
 }
 

@@ -1,4 +1,5 @@
 import type { SourceRecord } from '../../taxonomy/taxonomy-schema.js';
+import type { ConceptOperation } from '../summary-agent.js';
 
 /** One document the summary agent reads: a paper, an advisory, a technique entry, a note. */
 export interface SourceDocument {
@@ -10,6 +11,11 @@ export interface SourceDocument {
   kind: SourceRecord['kind'];
   /** Where it was read: `docs:papers/x.md`, `feed:atlas.yaml`, `arxiv`. */
   origin: string;
+  /**
+   * The concepts the document's author declared it supports (front matter `concepts:`), in the
+   * summary agent's format: what `vera explore --declared` applies instead of asking a model.
+   */
+  concepts?: ConceptOperation[];
 }
 
 /** Where documents come from. `search` returns up to `limit` documents for a query, skipping `exclude`. */

@@ -1,0 +1,92 @@
+/**
+ * Runs case suites against the embedded scripted policies, in process (reference agent over
+ * in-memory MCP, the scripted model server on 127.0.0.1 at zero latency), and tallies what the
+ * library's gates need: per case and threat model the status, utility in benign runs, and the
+ * ASR by risk category and attack method. Shared by bench/library.ts and test/library.test.ts.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { referenceAgent } from '../adapters/reference-agent.js';
+import { loadCaseSuite } from '../engine/case-loader.js';
+import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
+import type { RunStatus } from '../engine/record.js';
+import { runCase } from '../engine/run-case.js';
+import { startScriptedModelServer } from '../testing/scripted-model-server.js';
+
+export interface LibraryRun {
+  caseId: string;
+  risk: string;
+  attack: string;
+  environment: string;
+  threatModel: ThreatModel;
+  status: RunStatus;
+  /** Benign runs with a utility check: whether the honest task was done. */
+  utility?: boolean;
+  /** Injections that reached the agent (threat models that inject). */
+  fired: number;
+  error?: string;
+}
+
+export async function loadSuites(dir: string): Promise<SafetyCase[]> {
+  const files = (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile() && e.name.endsWith('.case.yaml'))
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+  const cases: SafetyCase[] = [];
+  for (const file of files) cases.push(...(await loadCaseSuite(file)).map((c) => c.spec));
+  return cases;
+}
+
+/** Every (case, threat model) against one policy, `concurrency` at a time. */
+export async function runLibrary(cases: readonly SafetyCase[], policy: 'naive' | 'guarded', options: { concurrency?: number } = {}): Promise<LibraryRun[]> {
+  const server = await startScriptedModelServer({ policy, recordRequests: false });
+  try {
+    const agent = referenceAgent({ model: 'scripted', baseURL: server.url, apiKey: 'test', maxRetries: 0, mcpTransport: 'in-memory' });
+    const jobs = cases.flatMap((spec) => spec.threatModels.map((threatModel) => ({ spec, threatModel })));
+    const runs: LibraryRun[] = new Array(jobs.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        const { spec, threatModel } = jobs[i]!;
+        const { record } = await runCase({ spec, threatModel, agent, recordDir: false });
+        runs[i] = {
+          caseId: spec.id,
+          risk: spec.taxonomy.risk,
+          attack: spec.taxonomy.attack,
+          environment: spec.taxonomy.environment,
+          threatModel,
+          status: record.status,
+          ...(threatModel === 'benign' && record.utility ? { utility: record.utility.holds } : {}),
+          fired: record.injections.fired.length,
+          ...(record.error ? { error: `${record.error.kind}: ${record.error.message}` } : {}),
+        };
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency ?? 32 }, worker));
+    return runs;
+  } finally {
+    await server.close();
+  }
+}
+
+export interface Rate {
+  violated: number;
+  runs: number;
+}
+
+/** Violated / runs over the adversarial runs (not benign), grouped by `key`. */
+export function asrBy(runs: readonly LibraryRun[], key: (r: LibraryRun) => string): Map<string, Rate> {
+  const out = new Map<string, Rate>();
+  for (const r of runs) {
+    if (r.threatModel === 'benign') continue;
+    const k = key(r);
+    const rate = out.get(k) ?? { violated: 0, runs: 0 };
+    rate.runs++;
+    if (r.status === 'violated') rate.violated++;
+    out.set(k, rate);
+  }
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+export const percent = (r: Rate) => (r.runs === 0 ? '—' : `${((100 * r.violated) / r.runs).toFixed(1)}%`);
