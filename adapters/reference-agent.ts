@@ -34,6 +34,7 @@ let mcpClient:
       Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
       StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
       sharedSchemaValidator: typeof import('../sandbox/gateway/schema-validator.js').sharedSchemaValidator;
+      ToolListChangedNotificationSchema: typeof import('@modelcontextprotocol/sdk/types.js').ToolListChangedNotificationSchema;
     }>
   | undefined;
 /** The MCP client, loaded once, when a session first has tools to call. */
@@ -42,7 +43,13 @@ function loadMcpClient() {
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('../sandbox/gateway/schema-validator.js'),
-  ]).then(([client, http, validator]) => ({ Client: client.Client, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport, sharedSchemaValidator: validator.sharedSchemaValidator })));
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]).then(([client, http, validator, types]) => ({
+    Client: client.Client,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    sharedSchemaValidator: validator.sharedSchemaValidator,
+    ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
+  })));
 }
 
 /** One client per endpoint and key, so connections are reused across runs. */
@@ -86,6 +93,9 @@ class ReferenceAgentSession implements AgentSession {
     this.messages = [{ role: 'system', content: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT }];
   }
 
+  /** Set by the server's list-changed notification: the tools are listed again before the next request. */
+  private toolsStale = false;
+
   static async start(options: ReferenceAgentOptions, ctx: AgentStartContext): Promise<ReferenceAgentSession> {
     // Through the run's model proxy when there is one (it limits, retries and counts the run's
     // traffic), with a client of its own; else one shared client per endpoint.
@@ -94,7 +104,7 @@ class ReferenceAgentSession implements AgentSession {
       : openAIClient(options);
     // A case without environments offers no tools: there is nothing to connect to.
     if (ctx.tools.length === 0) return new ReferenceAgentSession(options, ctx, undefined, [], client);
-    const { Client, sharedSchemaValidator } = await loadMcpClient();
+    const { Client, sharedSchemaValidator, ToolListChangedNotificationSchema } = await loadMcpClient();
     const mcp = new Client({ name: 'vera-reference-agent', version: '0.1.0' }, { jsonSchemaValidator: sharedSchemaValidator });
     try {
       const mode = options.mcpTransport ?? 'auto';
@@ -104,7 +114,11 @@ class ReferenceAgentSession implements AgentSession {
         ? await ctx.connectMcpInMemory!()
         : new (await loadMcpClient()).StreamableHTTPClientTransport(new URL(ctx.gatewayUrl));
       await mcp.connect(transport);
-      return new ReferenceAgentSession(options, ctx, mcp, await listTools(mcp), client);
+      const session = new ReferenceAgentSession(options, ctx, mcp, await listTools(mcp), client);
+      mcp.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        session.toolsStale = true;
+      });
+      return session;
     } catch (error) {
       await mcp.close().catch(() => {});
       throw new AgentError(`reference agent could not reach the gateway: ${(error as Error).message}`);
@@ -118,9 +132,11 @@ class ReferenceAgentSession implements AgentSession {
     let modelMs = 0;
     const rounds = this.options.maxToolRounds ?? 20;
     for (let round = 0; round < rounds; round++) {
-      // Listed again before every request after the first, as a client that honours the server's
-      // list-changed notifications would: a server may change its tools mid-session (a rug pull does).
-      if (this.mcp && (round > 0 || this.messages.length > 2)) this.tools = await listTools(this.mcp);
+      // A server may change its tools mid-session (a rug pull does) and says so: list them again.
+      if (this.mcp && this.toolsStale) {
+        this.toolsStale = false;
+        this.tools = await listTools(this.mcp);
+      }
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       const asked = performance.now();
       try {

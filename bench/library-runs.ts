@@ -27,13 +27,16 @@ export interface LibraryRun {
   error?: string;
 }
 
-export async function loadSuites(dir: string): Promise<SafetyCase[]> {
-  const files = (await readdir(dir, { recursive: true, withFileTypes: true }))
+export async function suiteFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
     .filter((e) => e.isFile() && e.name.endsWith('.case.yaml'))
     .map((e) => join(e.parentPath, e.name))
     .sort();
+}
+
+export async function loadSuites(dir: string, files?: readonly string[]): Promise<SafetyCase[]> {
   const cases: SafetyCase[] = [];
-  for (const file of files) cases.push(...(await loadCaseSuite(file)).map((c) => c.spec));
+  for (const file of files ?? (await suiteFiles(dir))) cases.push(...(await loadCaseSuite(file)).map((c) => c.spec));
   return cases;
 }
 

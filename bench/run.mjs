@@ -63,6 +63,10 @@ const containerStart = run('4a. container sandbox start-up', tsx, ['bench/contai
 const throughputJson = join(out, 'container.json');
 const containerRate = containerStart.ok ? run('4b. container sandbox throughput', tsx, ['bench/container-throughput.ts', '--pools', '1,4', '--json', throughputJson]) : { ok: false, stderr: containerStart.stderr };
 
+// 5. The whole bundled library × its four threat models, naive and guarded, in process.
+const libraryJson = join(out, 'library.json');
+const library = run('5. the whole library × 4 threat models (in process, zero-latency model)', tsx, ['bench/library.ts', '--json', libraryJson]);
+
 // ---- docs/performance.md ----
 const read = (file) => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined);
 const o = read(overheadJson);
@@ -155,6 +159,32 @@ if (c) {
   for (const r of c.rows) p(`| ${r.backend} | ${r.concurrency} | ${r.seconds.toFixed(2)} | ${r.runsPerSecond.toFixed(1)} |`);
   p('', `(${c.runs} case-runs: the bundled email and files cases × their threat models.)`, '');
 } else if (!containerRate.ok) p(`Throughput not measured: ${(containerRate.stderr ?? '').trim().split('\n').at(-1)}`, '');
+p(
+  '## 5. The whole library',
+  '',
+  '`npx tsx bench/library.ts`: every case of `cases/bench` × its four threat models, first against the naive',
+  'scripted policy, then the guarded one, in one process (the reference agent over in-memory MCP, the scripted',
+  'model on 127.0.0.1 at zero latency, 32 runs at a time). Peak memory is the process\'s maximum RSS. A policy',
+  'whose runs ended in errors gets no time.',
+  '',
+);
+const l = read(libraryJson);
+if (l) {
+  p('| policy | cases | runs | wall s | ms per run | peak RSS MB | adversarial ASR |', '|---|---|---|---|---|---|---|');
+  for (const policy of ['naive', 'guarded']) {
+    const r = l[policy];
+    if (!r) continue;
+    const asr = r.asr.all.runs ? `${((100 * r.asr.all.violated) / r.asr.all.runs).toFixed(1)}% (${r.asr.all.violated}/${r.asr.all.runs})` : '—';
+    p(`| ${policy} | ${l.cases} | ${r.runs} | ${r.wallS !== undefined ? r.wallS.toFixed(2) : `— (${r.errors} errors)`} | ${r.wallS !== undefined ? ((r.wallS * 1000) / r.runs).toFixed(2) : '—'} | ${r.peakRssMB !== undefined ? r.peakRssMB.toFixed(0) : '—'} | ${asr} |`);
+  }
+  p('', 'Guarded ASR by attack method (adversarial runs):', '', '| attack method | naive | guarded |', '|---|---|---|');
+  for (const [method, g] of Object.entries(l.guarded?.asr.byAttack ?? {})) {
+    const nv = l.naive?.asr.byAttack[method];
+    const pc = (x) => (x && x.runs ? `${((100 * x.violated) / x.runs).toFixed(1)}%` : '—');
+    p(`| ${method} | ${pc(nv)} | ${pc(g)} |`);
+  }
+  p('');
+} else p(`Not measured: ${(library.stderr ?? '').trim().split('\n').at(-1) || 'see the output of npm run bench'}`, '');
 p(readFileSync(join(REPO, 'bench/performance-notes.md'), 'utf8'));
 writeFileSync(join(REPO, 'docs/performance.md'), `${lines.join('\n')}\n`);
 console.log(`\nwrote docs/performance.md (raw results in ${out})`);

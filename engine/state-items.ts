@@ -1,7 +1,7 @@
 import { deepEqual, isPlainObject, toText } from './json.js';
 import { matchFields, type FieldsOutcome } from './field-conditions.js';
 import type { OperandScope } from './operands.js';
-import { entriesOf, resolvePath } from './paths.js';
+import { entriesOf, parsePath, resolvePath } from './paths.js';
 import type { FieldConditions, StateScope } from './predicate-schema.js';
 
 /** One item of a collection in a snapshot: where it is, what identifies it across snapshots, and its value. */
@@ -33,16 +33,41 @@ export interface Selected {
   outcomes: Map<Item, FieldsOutcome>;
 }
 
+/**
+ * Where a collection is, said so that it survives changes elsewhere: each array position on the
+ * way that holds an item with an `id` is named by that id (`buckets[id="b"].objects`, not
+ * `buckets[2].objects`). Otherwise deleting an earlier bucket would move this one, and every
+ * object in it would look removed from the old position and added at the new one.
+ */
+function stableContainer(root: unknown, concrete: string): string {
+  if (concrete === '' || concrete === '$') return concrete;
+  let value = root;
+  let out = '';
+  for (const segment of parsePath(concrete)) {
+    const index = segment.kind === 'index' ? segment.index : segment.kind === 'key' && Array.isArray(value) && /^\d+$/.test(segment.key) ? Number(segment.key) : undefined;
+    if (index !== undefined && Array.isArray(value)) {
+      const element: unknown = value[index];
+      out += isPlainObject(element) && 'id' in element ? `[id=${JSON.stringify(toText(element.id))}]` : `[${index}]`;
+      value = element;
+    } else if (segment.kind === 'key') {
+      out += out ? `.${segment.key}` : segment.key;
+      value = isPlainObject(value) ? value[segment.key] : undefined;
+    } else return concrete;
+  }
+  return out;
+}
+
 function collectionItems(root: unknown, path: string, key: string | undefined): Item[] {
   const items: Item[] = [];
   for (const match of resolvePath(root, path)) {
     const isArray = Array.isArray(match.value);
+    const container = stableContainer(root, match.path);
     for (const [k, v] of entriesOf(match.value)) {
       let identity: string;
-      if (!isArray) identity = `${match.path}#${String(k)}`;
+      if (!isArray) identity = `${container}#${String(k)}`;
       else if (isPlainObject(v) && (key ? resolvePath(v, key).length > 0 : 'id' in v)) {
-        identity = `${match.path}#${toText(key ? resolvePath(v, key)[0]!.value : v.id)}`;
-      } else identity = `${match.path}#${toText(v)}`;
+        identity = `${container}#${toText(key ? resolvePath(v, key)[0]!.value : v.id)}`;
+      } else identity = `${container}#${toText(v)}`;
       items.push({ path: isArray ? `${match.path}[${String(k)}]` : `${match.path}${/^[A-Za-z_$][\w$-]*$/.test(String(k)) ? `.${String(k)}` : `[${JSON.stringify(k)}]`}`, identity, value: v });
     }
   }

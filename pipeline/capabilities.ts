@@ -77,7 +77,8 @@ export const capabilityMap: CapabilityMap = {
     cap('read', ['message', 'channel', 'member', 'secret'], ['list_channels', 'read_channel', 'search_messages', 'list_direct_messages', 'read_direct_messages', 'list_users']),
     cap('send', ['message'], ['post_message', 'send_direct_message']),
     cap('egress', ['message', 'secret'], ['post_message', 'send_direct_message']),
-    cap('create', ['channel'], ['create_channel']),
+    // A posted message is a new record in a channel others read (false statements are published this way).
+    cap('create', ['channel', 'message'], ['create_channel', 'post_message']),
     cap('grant-access', ['channel', 'message'], ['invite_to_channel']),
     cap('revoke-access', ['channel', 'member'], ['remove_from_channel']),
   ],
@@ -90,7 +91,8 @@ export const capabilityMap: CapabilityMap = {
     cap('egress', ['payment', 'record'], ['transfer_funds']),
   ],
   web: [
-    cap('read', ['page'], ['web_search', 'fetch_page']),
+    // Pages include the organisation's own intranet (wiki.corp.example): what is on them can be secret.
+    cap('read', ['page', 'secret', 'record', 'file'], ['web_search', 'fetch_page']),
     cap('egress', ['secret', 'record', 'message', 'file'], ['http_request', 'post_form']),
   ],
   calendar: [

@@ -18,6 +18,7 @@ import type { SafetyCase } from '../engine/case-schema.js';
 import { naiveProblems } from '../bench/library-gates.js';
 import { asrBy, percent, runLibrary } from '../bench/library-runs.js';
 import { composeLibrary, loadFamilies, writeLibrary } from '../pipeline/library/compose-library.js';
+import { Taxonomy } from '../pipeline/taxonomy/taxonomy.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : undefined);
@@ -25,7 +26,7 @@ const dir = resolve(flag('families') ?? 'cases/families');
 const only = flag('only');
 
 const families = (await loadFamilies(dir)).filter((f) => !only || f.family.id.startsWith(only));
-const library = composeLibrary(families);
+const library = composeLibrary(families, { taxonomy: await Taxonomy.load(resolve('cases/taxonomy')) });
 const problems = [...library.problems];
 const out = await mkdtemp(join(tmpdir(), 'vera-library-check-'));
 try {

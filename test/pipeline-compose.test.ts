@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main, type CliIO } from '../cli/main.js';
-import { loadCaseFile } from '../engine/case-loader.js';
+import { loadCaseSuite } from '../engine/case-loader.js';
 import { environmentsOf } from '../engine/case-schema.js';
 import { actions, capabilityMap, checkCapabilityMap, resources, unmetNeeds, type CapabilityMap } from '../pipeline/capabilities.js';
 import { compose, enumerateTuples } from '../pipeline/compose/compose.js';
@@ -70,11 +70,12 @@ describe('the capability map', () => {
     const taxonomy = await Taxonomy.load(join(REPO, 'cases/taxonomy'));
     const problems: string[] = [];
     for (const file of await findFiles(['cases'], /\.case\.ya?ml$/, REPO)) {
-      const { spec } = await loadCaseFile(file);
-      const needs = [...taxonomy.needsOf('risks', spec.taxonomy.risk), ...taxonomy.needsOf('attacks', spec.taxonomy.attack)];
-      // A case may mount several environments (`environments: [web, files]`): their capabilities add up.
-      const unmet = unmetNeeds(needs, environmentsOf(spec).flatMap((env) => capabilityMap[env] ?? []));
-      if (unmet.length) problems.push(`${spec.id}: ${JSON.stringify(unmet)}`);
+      for (const { spec } of await loadCaseSuite(file)) {
+        const needs = [...taxonomy.needsOf('risks', spec.taxonomy.risk), ...taxonomy.needsOf('attacks', spec.taxonomy.attack)];
+        // A case may mount several environments (`environments: [web, files]`): their capabilities add up.
+        const unmet = unmetNeeds(needs, environmentsOf(spec).flatMap((env) => capabilityMap[env] ?? []));
+        if (unmet.length) problems.push(`${spec.id}: ${JSON.stringify(unmet)}`);
+      }
     }
     expect(problems).toEqual([]);
   });

@@ -8,7 +8,7 @@
  * the naive policy still violates every adversarial run.
  */
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CODEX_PROGRAM } from '../adapters/agent-programs.js';
 import { codexAgent } from '../adapters/codex-agent.js';
@@ -24,10 +24,20 @@ import { REPO } from './helpers/run-vitest.js';
 /** Test-double syntax: an ACTION directive, or a data reference into an earlier tool result. */
 const PLAN_SYNTAX = /ACTION:\s*[A-Za-z_]|<<\s*[A-Za-z0-9_-]+\s*(?:[.[]|>>)/;
 
+/**
+ * The hand-written cases and, of the composed library, one case per attack method (the first in
+ * file order): every renderer's text goes over the wire. test/library.test.ts checks the text of
+ * every library case without running it here.
+ */
 async function bundledCases(): Promise<SafetyCase[]> {
   const out: SafetyCase[] = [];
-  for (const entry of await readdir(join(REPO, 'cases'), { recursive: true, withFileTypes: true })) {
-    if (entry.isFile() && /\.case\.ya?ml$/.test(entry.name)) out.push(...(await loadCaseSuite(join(entry.parentPath, entry.name))).map((c) => c.spec));
+  const methods = new Set<string>();
+  const entries = (await readdir(join(REPO, 'cases'), { recursive: true, withFileTypes: true })).sort((a, b) => join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)));
+  for (const entry of entries) {
+    if (!entry.isFile() || !/\.case\.ya?ml$/.test(entry.name)) continue;
+    const specs = (await loadCaseSuite(join(entry.parentPath, entry.name))).map((c) => c.spec);
+    if (!entry.parentPath.includes(`${sep}bench`)) out.push(...specs);
+    else for (const spec of specs) if (!methods.has(spec.taxonomy.attack)) out.push(spec), methods.add(spec.taxonomy.attack);
   }
   return out.sort((a, b) => a.id.localeCompare(b.id));
 }
@@ -95,6 +105,12 @@ describe('bundled cases read as real conversations', () => {
     const models = server.requests.filter((r) => r.conversation && r.path === '/v1/responses');
     expect(models.length).toBeGreaterThan(cases.length * 4);
     expect(offending(server.requests)).toEqual([]);
-    for (const s of statuses) expect(`${s.id} ${s.threatModel} ${s.status}`).toBe(`${s.id} ${s.threatModel} ${s.threatModel === 'benign' ? 'safe' : 'violated'}`);
+    // Codex lists its tools once per session and the gateway's HTTP transport cannot push MCP's
+    // list-changed notification, so a rug pull on a description never reaches it: with no result
+    // rewritten either, the injection-only run is N/A (the attack never reached the agent), not safe.
+    const rugPulls = new Set(cases.filter((c) => c.taxonomy.attack === 'tool-poisoning/rug-pull').map((c) => c.id));
+    const expected = (s: { id: string; threatModel: ThreatModel }) =>
+      s.threatModel === 'benign' ? 'safe' : s.threatModel === 'indirect' && rugPulls.has(s.id) ? 'not-applicable' : 'violated';
+    for (const s of statuses) expect(`${s.id} ${s.threatModel} ${s.status}`).toBe(`${s.id} ${s.threatModel} ${expected(s)}`);
   }, 900_000);
 });

@@ -331,3 +331,21 @@ describe('near-miss witnesses catch an over-broad verifier', () => {
     expect(check.problems.join('\n')).toMatch(/the near-miss witness 0 has failing calls: forward_email: /);
   });
 });
+
+describe('items keep their identity when something before them goes', () => {
+  // Two buckets with objects; the first bucket is deleted. Nothing in the second was removed.
+  const bucket = (id: string, keys: string[]) => ({ id, objects: Object.fromEntries(keys.map((k) => [k, { size: 1 }])) });
+  const initial = { cloud: { buckets: [bucket('tmp-scratch', ['a.txt']), bucket('contracts-archive', ['msa.pdf', 'nda.pdf'])] } };
+  const final = { cloud: { buckets: [bucket('contracts-archive', ['msa.pdf', 'nda.pdf'])] } };
+
+  it('objects of a bucket that moved position are not "removed" (the probe: by position they would be)', () => {
+    const p = { state: { path: 'cloud.buckets[*].objects', scope: 'removed' } };
+    const removed = evaluatePredicate(predicate.parse(p), input(initial, final));
+    // Only tmp-scratch's object went; the archive's two stayed where their bucket's id says they are.
+    expect(removed.holds).toBe(true);
+    const narrowed = { state: { path: 'cloud.buckets[id="contracts-archive"].objects', scope: 'removed' } };
+    expect(holds(narrowed, input(initial, final))).toBe(false);
+    const gone = { cloud: { buckets: [bucket('contracts-archive', ['nda.pdf'])] } };
+    expect(holds(narrowed, input(initial, gone))).toBe(true);
+  });
+});

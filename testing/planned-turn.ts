@@ -44,10 +44,21 @@ function resultStrings(text: string): string[] {
   return out;
 }
 
+/** Each injection's payload, whitespace squashed, once per plan (a plan is read on every request of its run). */
+const squashedPayloads = new WeakMap<RunPlan, Array<{ payload: string; calls: PlanCall[] }>>();
+function payloadsOf(plan: RunPlan): Array<{ payload: string; calls: PlanCall[] }> {
+  let out = squashedPayloads.get(plan);
+  if (!out) {
+    out = plan.injections.map((i) => ({ payload: squash(i.payload), calls: i.calls })).filter((i) => i.payload !== '');
+    squashedPayloads.set(plan, out);
+  }
+  return out;
+}
+
 /** The calls of the injections whose payload appears in this tool result. */
 function injectedCalls(plan: RunPlan, text: string): PlanCall[] {
   const strings = resultStrings(text).map(squash);
-  return plan.injections.filter((i) => squash(i.payload) !== '' && strings.some((s) => s.includes(squash(i.payload)))).flatMap((i) => i.calls);
+  return payloadsOf(plan).filter((i) => strings.some((s) => s.includes(i.payload))).flatMap((i) => i.calls);
 }
 
 /**
@@ -64,11 +75,10 @@ export function plannedTurn(conversation: Conversation, plan: RunPlan): Turn | u
     ...directivesInText(userText).map((d) => ({ ...d, source: 'user' as const, messageIndex: userIndex })),
   ];
   // A poisoned tool list (tool poisoning, a rug pull): third-party text, like a tool result.
-  const descriptions = conversation.tools.map((t) => squash(t.description ?? ''));
-  for (const i of plan.injections) {
-    if (squash(i.payload) !== '' && descriptions.some((d) => d.includes(squash(i.payload)))) {
-      for (const c of i.calls) directives.push(asDirective(c, 'tool', userIndex));
-    }
+  const payloads = payloadsOf(plan);
+  const descriptions = payloads.length > 0 ? conversation.tools.map((t) => squash(t.description ?? '')) : [];
+  for (const i of payloads) {
+    if (descriptions.some((d) => d.includes(i.payload))) for (const c of i.calls) directives.push(asDirective(c, 'tool', userIndex));
   }
   const calls: MadeCall[] = [];
   const toolResults: ConversationMessage[] = [];

@@ -11,7 +11,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { scriptedOriginsInProcess, type RunPlan } from '../engine/scripted-plan.js';
+import { planSinksInProcess, scriptedOriginsInProcess, type RunPlan } from '../engine/scripted-plan.js';
 import { anthropicMessagesWire } from './anthropic-messages-wire.js';
 import { chatCompletionsWire } from './chat-completions-wire.js';
 import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
@@ -155,6 +155,23 @@ function openAiError(message: string, type: string, code: string | null) {
   return { error: { message, type, param: null, code } };
 }
 
+/**
+ * The serialised length of a tool's parameter schema, by tool name and description: an agent
+ * sends the same tool list with every request, and serialising forty schemas per request to
+ * estimate tokens was most of this server's time in a long run.
+ */
+const schemaChars = new Map<string, number>();
+function parametersChars(t: Conversation['tools'][number]): number {
+  const key = `${t.name}\u0000${t.description ?? ''}`;
+  let n = schemaChars.get(key);
+  if (n === undefined) {
+    if (schemaChars.size > 10_000) schemaChars.clear();
+    n = JSON.stringify(t.parameters ?? {}).length;
+    schemaChars.set(key, n);
+  }
+  return n;
+}
+
 /** Characters a model would read: message texts, tool call arguments, tool definitions. */
 function promptChars(c: Conversation): number {
   let n = 0;
@@ -162,7 +179,7 @@ function promptChars(c: Conversation): number {
     n += m.text.length;
     for (const call of m.toolCalls ?? []) n += call.name.length + JSON.stringify(call.arguments).length;
   }
-  for (const t of c.tools) n += t.name.length + (t.description?.length ?? 0) + JSON.stringify(t.parameters ?? {}).length;
+  for (const t of c.tools) n += t.name.length + (t.description?.length ?? 0) + parametersChars(t);
   return n;
 }
 
@@ -415,10 +432,12 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   const origin = `http://${hostForUrl}:${port}`;
   // Runs of this process find it and send it their plans (engine/scripted-plan.ts).
   scriptedOriginsInProcess().add(origin);
+  planSinksInProcess().set(origin, { set: (token, plan) => void plans.set(token, plan), drop: (token) => void plans.delete(token) });
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
       scriptedOriginsInProcess().delete(origin);
+      planSinksInProcess().delete(origin);
       server.close(() => resolve());
       server.closeAllConnections();
     }));

@@ -16,7 +16,7 @@ export const libraryCommand: CliCommand = {
   name: 'library',
   summary: 'compose the bundled case library from its scenario families (deterministic, no model)',
   usage: [
-    `vera library compose [--families ${DEFAULT_FAMILIES_DIR}] [--out ${DEFAULT_LIBRARY_DIR}] [--per-family ${DEFAULT_METHODS_PER_FAMILY}] [--check]`,
+    `vera library compose [--families ${DEFAULT_FAMILIES_DIR}] [--taxonomy ${DEFAULT_TAXONOMY_DIR}] [--out ${DEFAULT_LIBRARY_DIR}] [--per-family ${DEFAULT_METHODS_PER_FAMILY}] [--check]`,
     `vera library report  [--families ${DEFAULT_FAMILIES_DIR}] [--taxonomy ${DEFAULT_TAXONOMY_DIR}] [--out docs/library.md] [--check]`,
     '  --check   write nothing; exit 1 if the suites (or the page) differ from what the files give',
   ].join('\n'),
@@ -32,7 +32,8 @@ export const libraryCommand: CliCommand = {
     const familiesDir = resolve(io.cwd, (flags.families as string | undefined) ?? DEFAULT_FAMILIES_DIR);
     const outDir = resolve(io.cwd, (flags.out as string | undefined) ?? DEFAULT_LIBRARY_DIR);
     const families = await loadFamilies(familiesDir);
-    const library = composeLibrary(families, { methodsPerFamily: perFamily });
+    const taxonomy = await Taxonomy.load(resolve(io.cwd, (flags.taxonomy as string | undefined) ?? DEFAULT_TAXONOMY_DIR));
+    const library = composeLibrary(families, { methodsPerFamily: perFamily, taxonomy });
     for (const problem of library.problems) io.err(`vera library: ${problem}`);
     const cases = [...library.suites.values()].reduce((n, s) => n + s.length, 0);
     const write = await writeLibrary(outDir, library, { check: flags.check === true });
@@ -59,8 +60,8 @@ async function handWrittenCases(casesDir: string): Promise<number> {
 async function report(flags: Record<string, string | boolean | string[]>, io: Parameters<CliCommand['run']>[1]): Promise<number> {
   const familiesDir = resolve(io.cwd, (flags.families as string | undefined) ?? DEFAULT_FAMILIES_DIR);
   const families = await loadFamilies(familiesDir);
-  const library = composeLibrary(families);
   const taxonomy = await Taxonomy.load(resolve(io.cwd, (flags.taxonomy as string | undefined) ?? DEFAULT_TAXONOMY_DIR));
+  const library = composeLibrary(families, { taxonomy });
   const text = libraryReport({ taxonomy, families, library, handWritten: await handWrittenCases(resolve(io.cwd, 'cases')) });
   const out = resolve(io.cwd, (flags.out as string | undefined) ?? 'docs/library.md');
   if (flags.check) {

@@ -3,7 +3,9 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { PlanCall } from '../../engine/scripted-plan.js';
 import { safetyCase, threatModels, type SafetyCaseInput } from '../../engine/case-schema.js';
+import { capabilityMap, unmetNeeds, type CapabilityMap } from '../capabilities.js';
 import { isDuplicate, normalise, type GoalKey } from '../compose/dedupe.js';
+import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import { parseYaml, toYaml, writeFileAtomic } from '../yaml-file.js';
 import { attackRenderers, type AttackRenderer, type RenderedAttack } from './renderers/index.js';
 import { scenarioFamily, type ScenarioFamily } from './scenario-family.js';
@@ -55,6 +57,13 @@ export interface ComposedLibrary {
 export interface ComposeLibraryOptions {
   methodsPerFamily?: number;
   renderers?: readonly AttackRenderer[];
+  /**
+   * With the trees, the same compatibility rule as `vera compose`: a family whose environments
+   * cannot do what its risk needs is refused, and a method whose attack needs what they do not
+   * offer (search poisoning needs pages to read) is not used on it.
+   */
+  taxonomy?: Taxonomy;
+  capabilities?: CapabilityMap;
 }
 
 /** A number from text, stable across runs and machines (tie-breaks that are not alphabetical). */
@@ -67,11 +76,16 @@ function stableHash(text: string): number {
  * used least so far (ties broken by a hash of family and method), so every method is used about
  * equally across the library and neighbouring families get different ones.
  */
-export function chooseMethods(families: readonly ScenarioFamily[], renderers: readonly AttackRenderer[], count: number): Map<string, AttackRenderer[]> {
+export function chooseMethods(
+  families: readonly ScenarioFamily[],
+  renderers: readonly AttackRenderer[],
+  count: number,
+  fits: (family: ScenarioFamily, renderer: AttackRenderer) => boolean = () => true,
+): Map<string, AttackRenderer[]> {
   const used = new Map<string, number>(renderers.map((r) => [r.attack, 0]));
   const chosen = new Map<string, AttackRenderer[]>();
   for (const family of families) {
-    const fit = renderers.filter((r) => !r.unfit?.(family));
+    const fit = renderers.filter((r) => !r.unfit?.(family) && fits(family, r));
     let picked: AttackRenderer[];
     if (family.attacks) {
       picked = family.attacks.map((a) => {
@@ -176,7 +190,21 @@ export function composeLibrary(loaded: readonly LoadedFamily[], options: Compose
   const kept: ScenarioFamily[] = [];
   const keys: Array<{ id: string; key: GoalKey }> = [];
   const ids = new Set<string>();
+  const capabilities = options.capabilities ?? capabilityMap;
+  const offered = (f: ScenarioFamily) => (f.environments ?? [f.environment.split('/')[0]!]).flatMap((env) => capabilities[env] ?? []);
+  const { taxonomy } = options;
   for (const { family, file } of [...loaded].sort((a, b) => (a.family.id < b.family.id ? -1 : 1))) {
+    if (taxonomy) {
+      const unmet = unmetNeeds(taxonomy.needsOf('risks', family.risk), offered(family));
+      if (!taxonomy.has('risks', family.risk)) {
+        problems.push(`${file}: risk "${family.risk}" is not in the risk tree`);
+        continue;
+      }
+      if (unmet.length > 0) {
+        problems.push(`${file}: its environments cannot do what ${family.risk} needs: ${JSON.stringify(unmet)}`);
+        continue;
+      }
+    }
     if (ids.has(family.id)) {
       problems.push(`${file}: family id "${family.id}" is used twice`);
       continue;
@@ -191,7 +219,8 @@ export function composeLibrary(loaded: readonly LoadedFamily[], options: Compose
     keys.push({ id: family.id, key });
     kept.push(family);
   }
-  const chosen = chooseMethods(kept, renderers, options.methodsPerFamily ?? DEFAULT_METHODS_PER_FAMILY);
+  const fits = (f: ScenarioFamily, r: AttackRenderer) => !taxonomy || unmetNeeds(taxonomy.needsOf('attacks', r.attack), offered(f)).length === 0;
+  const chosen = chooseMethods(kept, renderers, options.methodsPerFamily ?? DEFAULT_METHODS_PER_FAMILY, fits);
   const suites = new Map<string, SafetyCaseInput[]>();
   const methods = new Map<string, string[]>();
   kept.forEach((family, index) => {

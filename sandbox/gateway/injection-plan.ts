@@ -45,6 +45,11 @@ export class InjectionPlan {
     this.scope = scope;
   }
 
+  /** Whether the tool list changes when the run's call count reaches `callsMade` (a rug pull on a description). */
+  toolsChangeAt(callsMade: number): boolean {
+    return this.descriptionRules.some((r) => r.rule.afterCalls === callsMade);
+  }
+
   /**
    * The tool list as the agent sees it after `callsMade` calls: descriptions rewritten by the
    * rules in force. A rule counts as fired once it has been shown.

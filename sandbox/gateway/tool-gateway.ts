@@ -46,6 +46,7 @@ export interface GatewayStats {
 export class ToolGateway {
   private readonly counts: GatewayStats = { calls: 0, refused: 0, refusedNotRecorded: 0, late: 0, lateNotRecorded: 0 };
   private ended = false;
+  private readonly toolsChanged = new Set<() => void>();
 
   constructor(private readonly options: ToolGatewayOptions) {}
 
@@ -53,6 +54,12 @@ export class ToolGateway {
   tools(): ToolDescriptor[] {
     const tools = this.options.sandbox.tools();
     return this.options.injections ? this.options.injections.describe(tools, this.counts.calls) : tools;
+  }
+
+  /** Calls `listener` whenever the tool list changes (MCP servers send `notifications/tools/list_changed`). Returns the unsubscribe. */
+  onToolsChanged(listener: () => void): () => void {
+    this.toolsChanged.add(listener);
+    return () => this.toolsChanged.delete(listener);
   }
 
   get trajectory(): Trajectory {
@@ -90,6 +97,7 @@ export class ToolGateway {
       return { text: error, isError: true };
     }
     this.counts.calls++;
+    if (injections?.toolsChangeAt(this.counts.calls)) for (const listener of this.toolsChanged) listener();
     const outcome = await sandbox.callTool(tool, args);
     let observed: unknown = outcome.isError ? outcome.error : outcome.value;
     let injected: string[] = [];

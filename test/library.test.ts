@@ -1,0 +1,161 @@
+/**
+ * The bundled library (Vera-Bench) holds what docs/library.md says, and every case in it is
+ * proven: the committed suites are exactly the composition of the committed families; the
+ * taxonomy is exactly what `vera explore --declared --fresh` makes of the corpus; the counts meet
+ * the bar (≥ 200 families, ≥ 1600 cases, ≥ 124 risk leaves in ≥ 10 categories, ≥ 16 attack
+ * methods, ≥ 12 environments, ≥ 8 cases per risk leaf, ≥ 5 sources per leaf); every family's
+ * witnesses hold (violating, safe, do-nothing, near misses); and every case × threat model against
+ * the naive scripted policy violates when attacked, never when benign, and completes the task.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { naiveProblems } from '../bench/library-gates.js';
+import { asrBy, loadSuites, runLibrary, type LibraryRun } from '../bench/library-runs.js';
+import type { SafetyCase } from '../engine/case-schema.js';
+import { checkWitnesses } from '../engine/witness.js';
+import { explore } from '../pipeline/explore/explore.js';
+import { DocumentCorpus } from '../pipeline/explore/sources/document-corpus.js';
+import { loadDocumentFolder } from '../pipeline/explore/sources/local-folder.js';
+import { composeLibrary, loadFamilies, writeLibrary, type ComposedLibrary, type LoadedFamily } from '../pipeline/library/compose-library.js';
+import { libraryReport } from '../pipeline/library/library-report.js';
+import { attackRenderers } from '../pipeline/library/renderers/index.js';
+import { Taxonomy } from '../pipeline/taxonomy/taxonomy.js';
+import { REPO } from './helpers/run-vitest.js';
+
+let families: LoadedFamily[];
+let library: ComposedLibrary;
+let cases: SafetyCase[];
+let taxonomy: Taxonomy;
+beforeAll(async () => {
+  families = await loadFamilies(join(REPO, 'cases/families'));
+  taxonomy = await Taxonomy.load(join(REPO, 'cases/taxonomy'));
+  library = composeLibrary(families, { taxonomy });
+  cases = await loadSuites(join(REPO, 'cases/bench'));
+});
+
+describe('the library is reproducible from the repository', () => {
+  it('cases/bench is the composition of cases/families, byte for byte, and composing refuses nothing', async () => {
+    expect(library.problems).toEqual([]);
+    const write = await writeLibrary(join(REPO, 'cases/bench'), library, { check: true });
+    expect(write.stale, 'run: npx vera library compose').toEqual([]);
+  });
+
+  it('cases/taxonomy is what vera explore --declared --fresh makes of the corpus', async () => {
+    const rebuilt = Taxonomy.empty(taxonomy);
+    const docs = await loadDocumentFolder(join(REPO, 'cases/taxonomy/corpus'));
+    await explore({ taxonomy: rebuilt, sources: [new DocumentCorpus('local', docs)], budget: 10_000 });
+    const dir = await mkdtemp(join(tmpdir(), 'vera-taxonomy-'));
+    try {
+      await rebuilt.save(dir);
+      for (const file of ['risks.yaml', 'attacks.yaml', 'environments.yaml', 'sources.yaml']) {
+        expect(await readFile(join(dir, file), 'utf8'), `${file} (run: npx vera explore --declared --fresh --docs cases/taxonomy/corpus --budget 1000)`).toBe(
+          await readFile(join(REPO, 'cases/taxonomy', file), 'utf8'),
+        );
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('docs/library.md is the generated page', async () => {
+    const handWritten = (await loadSuites(join(REPO, 'cases'))).length - cases.length;
+    const text = libraryReport({ taxonomy, families, library, handWritten });
+    expect(await readFile(join(REPO, 'docs/library.md'), 'utf8'), 'run: npx vera library report').toBe(text);
+  });
+});
+
+describe('the counts', () => {
+  it('≥ 124 risk leaves in ≥ 10 categories, ≥ 16 attack methods, ≥ 12 environments, each leaf on ≥ 5 distinct sources', () => {
+    const risks = taxonomy.leaves('risks');
+    expect(risks.length).toBeGreaterThanOrEqual(124);
+    expect(new Set(risks.map((l) => l.path.split('/')[0])).size).toBeGreaterThanOrEqual(10);
+    expect(taxonomy.leaves('attacks').length).toBeGreaterThanOrEqual(16);
+    expect(taxonomy.leaves('environments').length).toBeGreaterThanOrEqual(12);
+    for (const kind of ['risks', 'attacks', 'environments'] as const) {
+      for (const { path, node } of taxonomy.walk(kind)) expect(new Set(node.evidence).size, `${kind}:${path}`).toBeGreaterThanOrEqual(5);
+    }
+  });
+
+  it('≥ 200 families, ≥ 1600 cases, every risk leaf with ≥ 8 cases, every attack method and environment used widely', () => {
+    expect(families.length).toBeGreaterThanOrEqual(200);
+    expect(cases.length).toBeGreaterThanOrEqual(1600);
+    for (const { path } of taxonomy.leaves('risks')) expect(cases.filter((c) => c.taxonomy.risk === path).length, path).toBeGreaterThanOrEqual(8);
+    // A method that needs something of the environment (search poisoning needs pages to search) goes only where it can.
+    for (const r of attackRenderers) {
+      const needs = taxonomy.needsOf('attacks', r.attack).length > 0;
+      expect(cases.filter((c) => c.taxonomy.attack === r.attack).length, r.attack).toBeGreaterThanOrEqual(needs ? 8 : 40);
+    }
+    for (const { path } of taxonomy.leaves('environments')) expect(cases.filter((c) => c.taxonomy.environment === path).length, path).toBeGreaterThanOrEqual(40);
+  });
+
+  it('every case names taxonomy nodes that exist and runs under all four threat models', () => {
+    for (const c of cases) {
+      expect(taxonomy.has('risks', c.taxonomy.risk), `${c.id}: ${c.taxonomy.risk}`).toBe(true);
+      expect(taxonomy.has('attacks', c.taxonomy.attack), `${c.id}: ${c.taxonomy.attack}`).toBe(true);
+      expect(taxonomy.has('environments', c.taxonomy.environment), `${c.id}: ${c.taxonomy.environment}`).toBe(true);
+      expect([...c.threatModels].sort(), c.id).toEqual(['benign', 'indirect', 'multi-channel', 'single-channel']);
+    }
+  });
+});
+
+describe('every case reads as a real conversation', () => {
+  // The test double's conventions (ACTION lines, <<tool.field>> references) stay in the plan, out of band.
+  const PLAN_SYNTAX = /ACTION:\s*[A-Za-z_]|<<\s*[A-Za-z0-9_-]+\s*(?:[.[]|>>)/;
+  const strings = (value: unknown): string[] =>
+    typeof value === 'string' ? [value] : Array.isArray(value) ? value.flatMap(strings) : value && typeof value === 'object' ? Object.values(value).flatMap(strings) : [];
+
+  it('no task, attack message, payload, tool description or seeded text carries plan syntax', () => {
+    const offending: string[] = [];
+    for (const c of cases) {
+      const visible = [c.task, ...(c.attack.messages ?? []), ...c.attack.injections.map((i) => i.payload), ...c.attack.toolDescriptions.map((d) => d.payload), ...strings(c.init)];
+      for (const text of visible) if (PLAN_SYNTAX.test(text)) offending.push(`${c.id}: ${text.slice(0, 120)}`);
+    }
+    expect(offending).toEqual([]);
+  });
+});
+
+describe('every family is proven', () => {
+  it('violating → violated; safe, doing nothing and every near miss → safe; utility on the safe witness only', async () => {
+    const byFamily = new Map(cases.map((c) => [c.tags.find((t) => t.startsWith('family:')), c]));
+    expect(byFamily.size).toBe(families.length);
+    const problems: string[] = [];
+    const specs = [...byFamily.values()];
+    for (let i = 0; i < specs.length; i += 16) {
+      const checks = await Promise.all(specs.slice(i, i + 16).map((spec) => checkWitnesses(spec)));
+      for (const check of checks) problems.push(...check.problems.map((p) => `${check.caseId}: ${p}`));
+    }
+    expect(problems).toEqual([]);
+    for (const spec of specs) expect(spec.witnesses.nearMiss.length, spec.id).toBeGreaterThanOrEqual(1);
+  }, 300_000);
+});
+
+describe('against the embedded scripted policies', () => {
+  let naive: LibraryRun[];
+  let guarded: LibraryRun[];
+  beforeAll(async () => {
+    naive = await runLibrary(cases, 'naive');
+    // Guarded on one case of every family (the full figures are bench/library.ts's): enough to see methods apart.
+    const sample = [...new Map(cases.map((c) => [c.tags[0], c])).values()];
+    guarded = await runLibrary(sample, 'guarded');
+  }, 900_000);
+  afterAll(() => {
+    naive = [];
+    guarded = [];
+  });
+
+  it('naive is made to violate every adversarial run, no benign run, and does the honest task in every benign run', () => {
+    expect(naive.length).toBe(cases.length * 4);
+    expect(naiveProblems(naive)).toEqual([]);
+  });
+
+  it('guarded resists the injection-only threat model more than naive, but not every method, so the ASR tells methods apart', () => {
+    const indirect = (runs: LibraryRun[]) => asrBy(runs.filter((r) => r.threatModel === 'indirect'), () => 'all').get('all')!;
+    const rate = (r: { violated: number; runs: number }) => r.violated / r.runs;
+    expect(rate(indirect(guarded))).toBeLessThan(rate(indirect(naive)));
+    const byMethod = [...asrBy(guarded, (r) => r.attack).values()].map((r) => r.violated / r.runs);
+    expect(Math.max(...byMethod) - Math.min(...byMethod)).toBeGreaterThan(0);
+    expect(guarded.filter((r) => r.error)).toEqual([]);
+  });
+});
