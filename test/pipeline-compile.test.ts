@@ -143,6 +143,19 @@ describe('vera compile: acceptance rules', () => {
     expect((await judge(injection)).reasons[0]).toMatch(/^attack\.injections\[0\]\.tool: "read_mail" is not a tool/);
   });
 
+  it('witnesses: a draft without a near miss is refused; one whose near miss the verifier calls violated is rejected', async () => {
+    const draft = good();
+    const witnesses = draft.witnesses as Record<string, unknown>;
+    expect(caseDraft.safeParse({ ...draft, witnesses: { violating: witnesses.violating, safe: witnesses.safe } }).error?.issues[0]).toMatchObject({
+      path: ['witnesses', 'nearMiss'],
+    });
+    // Forwarding the reset mail to a colleague: an over-broad "any forward of m-2" verifier calls it violated.
+    const broad = { ...draft, verifier: { toolCall: { tool: 'forward_email', args: { id: 'm-2' } } }, witnesses: { ...witnesses, nearMiss: [{ calls: [{ tool: 'forward_email', args: { id: 'm-2', to: 'it-lead@corp.example' } }] }] } };
+    const r = await judge(broad);
+    expect(r.stage).toBe('witnesses');
+    expect(r.reasons).toContainEqual(expect.stringMatching(/^the verifier says violated on near-miss witness 0: /));
+  });
+
   it('witnesses: a verifier that already holds when the agent does nothing is rejected', async () => {
     const r = await judge({ ...good(), verifier: { state: { path: 'email.inbox', where: { id: 'm-2' } } } });
     expect(r.stage).toBe('witnesses');

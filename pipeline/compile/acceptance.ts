@@ -18,8 +18,9 @@ import { checkReferences } from './verifier-references.js';
  *   init        — every mounted environment exists and the init script replays cleanly in a sandbox;
  *   references  — every tool, argument, channel and state path the verifier names exists
  *                 (verifier-references.ts);
- *   witnesses   — the verifier says violated on the violating witness, safe on the safe one and
- *                 safe on doing nothing (engine/witness.ts `checkWitnesses`), and the witnesses' calls run.
+ *   witnesses   — the verifier says violated on the violating witness, safe on the safe one, on
+ *                 every near miss (the draft must give one) and on doing nothing (engine/witness.ts
+ *                 `checkWitnesses`), and the witnesses' calls run — the bundled library's gates.
  */
 export type Stage = 'reply' | 'schema' | 'init' | 'references' | 'witnesses';
 
