@@ -18,7 +18,7 @@ import { checkWitnesses } from '../engine/witness.js';
 import { explore } from '../pipeline/explore/explore.js';
 import { DocumentCorpus } from '../pipeline/explore/sources/document-corpus.js';
 import { loadDocumentFolder } from '../pipeline/explore/sources/local-folder.js';
-import { composeLibrary, loadFamilies, writeLibrary, type ComposedLibrary, type LoadedFamily } from '../pipeline/library/compose-library.js';
+import { composeLibrary, loadFamilies, suiteOf, writeLibrary, type ComposedLibrary, type LoadedFamily } from '../pipeline/library/compose-library.js';
 import { libraryReport } from '../pipeline/library/library-report.js';
 import { attackRenderers } from '../pipeline/library/renderers/index.js';
 import { Taxonomy } from '../pipeline/taxonomy/taxonomy.js';
@@ -63,6 +63,39 @@ describe('the library is reproducible from the repository', () => {
     const handWritten = (await loadSuites(join(REPO, 'cases'))).length - cases.length;
     const text = libraryReport({ taxonomy, families, library, handWritten });
     expect(await readFile(join(REPO, 'docs/library.md'), 'utf8'), 'run: npx vera library report').toBe(text);
+  });
+});
+
+describe('vera library', () => {
+  const io = (cwd: string) => {
+    const lines: string[] = [];
+    const errors: string[] = [];
+    return { lines, errors, out: (l: string) => lines.push(l), err: (l: string) => errors.push(l), cwd };
+  };
+
+  it('compose --check and report --check pass on the repository; a changed family makes compose --check fail, naming the suite', async () => {
+    const { main } = await import('../cli/main.js');
+    const x = io(REPO);
+    expect(await main(['library', 'compose', '--check'], x)).toBe(0);
+    expect(x.lines[0]).toBe(`${families.length} families → ${cases.length} cases in ${library.suites.size} suite files`);
+    expect(await main(['library', 'report', '--check'], x)).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), 'vera-families-'));
+    try {
+      const { cp, writeFile } = await import('node:fs/promises');
+      await cp(join(REPO, 'cases/families'), join(dir, 'families'), { recursive: true });
+      const file = join(dir, 'families', families[0]!.file);
+      await writeFile(file, (await readFile(file, 'utf8')).replace(/^task: .*$/m, 'task: Please tidy my inbox.'));
+      const y = io(REPO);
+      expect(await main(['library', 'compose', '--check', '--families', join(dir, 'families')], y)).toBe(1);
+      expect(y.errors).toEqual([`vera library: ${suiteOf(families[0]!.family)} differs from the composition (run: vera library compose)`]);
+      // A family that does not validate is one error naming file, line and field.
+      await writeFile(file, (await readFile(file, 'utf8')).replace(/^risk: /m, 'risk: Not A Path\nrisk_: '));
+      const z = io(REPO);
+      expect(await main(['library', 'compose', '--check', '--families', join(dir, 'families')], z)).toBe(1);
+      expect(z.errors[0]).toMatch(new RegExp(`^vera library: ${families[0]!.file.replace(/[.]/g, '\\.')}:\\d+ `));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
