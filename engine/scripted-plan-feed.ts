@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { fillSecrets, type Secrets } from './secrets.js';
-import { dropPlan, plannedModelURL, pushPlan, scriptedOriginsInProcess, type PlanCall, type RunPlan } from './scripted-plan.js';
+import { dropPlan, plannedModelURL, planSinksInProcess, pushPlan, type PlanCall, type RunPlan } from './scripted-plan.js';
 
 /**
  * One run's plan for the scripted model servers it talks to (see `scripted-plan.ts`): routes the
@@ -19,7 +19,7 @@ export class ScriptedPlanFeed {
     known: readonly string[],
     private readonly secrets: Secrets,
   ) {
-    this.origins = new Set([...known, ...scriptedOriginsInProcess()].map((o) => new URL(o).origin));
+    this.origins = new Set([...known, ...planSinksInProcess().keys()].map((o) => new URL(o).origin));
   }
 
   /** The URL a client of this run uses for `upstream`: under the run's token when it is a scripted server. */

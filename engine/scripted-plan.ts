@@ -51,18 +51,10 @@ export function plannedModelURL(upstream: string, token: string): string {
 }
 
 /**
- * Scripted model servers started in this process announce their origins here, so a run that
- * talks to one delivers its plan without being told (servers in other processes — the plugin's
- * embedded one — are passed to the run explicitly).
+ * Scripted model servers started in this process register here by origin, so a run that talks to
+ * one delivers its plan without being told — by a call, not an HTTP round trip (servers in other
+ * processes, the plugin's embedded one, are passed to the run explicitly and told over HTTP).
  */
-const REGISTRY = Symbol.for('vera.scripted-model-origins');
-
-export function scriptedOriginsInProcess(): Set<string> {
-  const holder = globalThis as { [REGISTRY]?: Set<string> };
-  return (holder[REGISTRY] ??= new Set<string>());
-}
-
-/** A scripted server of this process takes plans by a call instead of a request. */
 export interface InProcessPlanSink {
   set(token: string, plan: RunPlan): void;
   drop(token: string): void;
@@ -70,7 +62,6 @@ export interface InProcessPlanSink {
 
 const SINKS = Symbol.for('vera.scripted-model-plan-sinks');
 
-/** Scripted servers of this process, by origin: plans reach them without an HTTP round trip. */
 export function planSinksInProcess(): Map<string, InProcessPlanSink> {
   const holder = globalThis as { [SINKS]?: Map<string, InProcessPlanSink> };
   return (holder[SINKS] ??= new Map());

@@ -11,7 +11,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { planSinksInProcess, scriptedOriginsInProcess, type RunPlan } from '../engine/scripted-plan.js';
+import { planSinksInProcess, type RunPlan } from '../engine/scripted-plan.js';
 import { anthropicMessagesWire } from './anthropic-messages-wire.js';
 import { chatCompletionsWire } from './chat-completions-wire.js';
 import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
@@ -431,12 +431,10 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
 
   const origin = `http://${hostForUrl}:${port}`;
   // Runs of this process find it and send it their plans (engine/scripted-plan.ts).
-  scriptedOriginsInProcess().add(origin);
   planSinksInProcess().set(origin, { set: (token, plan) => void plans.set(token, plan), drop: (token) => void plans.delete(token) });
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
-      scriptedOriginsInProcess().delete(origin);
       planSinksInProcess().delete(origin);
       server.close(() => resolve());
       server.closeAllConnections();

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { PlanCall } from '../../engine/scripted-plan.js';
-import { safetyCase, threatModels, type SafetyCaseInput } from '../../engine/case-schema.js';
+import { environmentsOf, safetyCase, threatModels, type SafetyCaseInput } from '../../engine/case-schema.js';
 import { capabilityMap, unmetNeeds, type CapabilityMap } from '../capabilities.js';
 import { isDuplicate, normalise, type GoalKey } from '../compose/dedupe.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
@@ -191,7 +191,7 @@ export function composeLibrary(loaded: readonly LoadedFamily[], options: Compose
   const keys: Array<{ id: string; key: GoalKey }> = [];
   const ids = new Set<string>();
   const capabilities = options.capabilities ?? capabilityMap;
-  const offered = (f: ScenarioFamily) => (f.environments ?? [f.environment.split('/')[0]!]).flatMap((env) => capabilities[env] ?? []);
+  const offered = (f: ScenarioFamily) => environmentsOf({ environments: f.environments, taxonomy: { environment: f.environment } }).flatMap((env) => capabilities[env] ?? []);
   const { taxonomy } = options;
   for (const { family, file } of [...loaded].sort((a, b) => (a.family.id < b.family.id ? -1 : 1))) {
     if (taxonomy) {
