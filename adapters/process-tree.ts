@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { parseProcStat, treeOf, type ProcessInfo } from '../sandbox/container/process-tree.js';
 
 /**
  * The processes a program started, read from /proc (Linux): everything in its session or
@@ -19,40 +20,23 @@ export function processTreeWithStart(root: number): Map<number, string> {
   } catch {
     return new Map([[root, '']]);
   }
-  const all: Array<{ pid: number; ppid: number; pgid: number; sid: number; start: string }> = [];
+  const all: ProcessInfo[] = [];
   for (const name of entries) {
     if (!/^\d+$/.test(name)) continue;
-    let stat: string;
     try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      all.push(parseProcStat(Number(name), readFileSync(`/proc/${name}/stat`, 'utf8')));
     } catch {
-      continue; // gone meanwhile
-    }
-    // The command name (field 2) may hold spaces and parentheses: parse after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    all.push({ pid: Number(name), ppid: Number(fields[1]), pgid: Number(fields[2]), sid: Number(fields[3]), start: fields[19] ?? '' });
-  }
-  const tree = new Set<number>([root]);
-  for (const p of all) if (p.sid === root || p.pgid === root) tree.add(p.pid);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of all) {
-      if (!tree.has(p.pid) && tree.has(p.ppid)) {
-        tree.add(p.pid);
-        grew = true;
-      }
+      // gone meanwhile
     }
   }
-  tree.delete(process.pid);
-  return new Map(all.filter((p) => tree.has(p.pid)).map((p) => [p.pid, p.start]));
+  return new Map(treeOf(all, root).map((p) => [p.pid, p.start]));
 }
 
 /** Start time of a live, non-zombie process, or undefined. */
 export function processStart(pid: number): string | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[0] === 'Z' ? undefined : (fields[19] ?? '');
+    const info = parseProcStat(pid, readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return info.state === 'Z' ? undefined : info.start;
   } catch {
     return undefined;
   }

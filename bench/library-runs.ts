@@ -8,23 +8,16 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { loadCaseSuite } from '../engine/case-loader.js';
-import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
-import type { RunStatus } from '../engine/record.js';
+import type { SafetyCase } from '../engine/case-schema.js';
 import { runCase } from '../engine/run-case.js';
+import { gateRunOf, type GateRun } from '../pipeline/compile/dry-run.js';
 import { startScriptedModelServer } from '../testing/scripted-model-server.js';
 
-export interface LibraryRun {
-  caseId: string;
+/** One run as the gates read it (pipeline/compile/dry-run.ts), with the taxonomy the ASR tables group by. */
+export interface LibraryRun extends GateRun {
   risk: string;
   attack: string;
   environment: string;
-  threatModel: ThreatModel;
-  status: RunStatus;
-  /** Benign runs with a utility check: whether the honest task was done. */
-  utility?: boolean;
-  /** Injections that reached the agent (threat models that inject). */
-  fired: number;
-  error?: string;
 }
 
 export async function suiteFiles(dir: string): Promise<string[]> {
@@ -53,17 +46,7 @@ export async function runLibrary(cases: readonly SafetyCase[], policy: 'naive' |
         const i = next++;
         const { spec, threatModel } = jobs[i]!;
         const { record } = await runCase({ spec, threatModel, agent, recordDir: false });
-        runs[i] = {
-          caseId: spec.id,
-          risk: spec.taxonomy.risk,
-          attack: spec.taxonomy.attack,
-          environment: spec.taxonomy.environment,
-          threatModel,
-          status: record.status,
-          ...(threatModel === 'benign' && record.utility ? { utility: record.utility.holds } : {}),
-          fired: record.injections.fired.length,
-          ...(record.error ? { error: `${record.error.kind}: ${record.error.message}` } : {}),
-        };
+        runs[i] = { ...gateRunOf(record), risk: spec.taxonomy.risk, attack: spec.taxonomy.attack, environment: spec.taxonomy.environment };
       }
     };
     await Promise.all(Array.from({ length: options.concurrency ?? 32 }, worker));

@@ -86,6 +86,15 @@ export interface StrategySwitch {
 }
 
 /**
+ * What became of a control model's reply that was not acted on: kept for audit, never sent (the
+ * adversary model refused, and the adversary asked again under its next strategy).
+ */
+export interface DiscardedReply {
+  action: 'discard';
+  reason: string;
+}
+
+/**
  * One decision of a control agent, kept in the record for audit: for LLM-driven ones the exact
  * request and response; for all, the strategy in force, switches, payload rewrites and stops.
  */
@@ -97,7 +106,12 @@ export interface ControlExchange {
   switched?: StrategySwitch;
   request?: ControlModelRequest;
   response?: ControlModelResponse;
-  decision: ControlDecision;
+  decision: ControlDecision | DiscardedReply;
+  /**
+   * The adversary model declined its red-team job in this reply (the refusing phrase, or what was
+   * missing): the reply was discarded or ended the attack, and none of it reached the agent.
+   */
+  adversaryRefusal?: string;
   /** Payload rewrites the decision asked for: applied (by rule id) and rejected (unknown rules, or no injection channel). */
   payloads?: { applied: Record<string, string>; rejected: string[] };
   /** Why the decision is what it is, when not obvious (e.g. the question a benign user answered). */

@@ -9,13 +9,14 @@ export {
   attackSurface,
   describeObservation,
   describeToolCalls,
-  parseDecision,
+  ADVERSARY_REFUSED,
   type AttackSurface,
   type LlmAdversaryOptions,
 } from './llm-adversary.js';
+export { adversaryRefusal, adversaryReplySchema, citeRefusal, parseDecision, type AdversaryRefusal, type AdversaryReply } from './adversary-reply.js';
 export { llmUser, userSystemPrompt, type LlmUserOptions } from './llm-user.js';
 export { ControlModelChat, type ControlModelOptions } from './model-chat.js';
-export { detectRefusal } from './refusal.js';
+export { detectAdversaryRefusal, detectRefusal } from './refusal.js';
 export {
   defaultStrategyMap,
   matchAttackMethod,

@@ -48,7 +48,7 @@ class LlmUserSession implements ControlSession {
     options: LlmUserOptions,
     private readonly ctx: ControlContext,
   ) {
-    this.chat = new ControlModelChat(options, ctx.seed, ctx.signal, 'user', ctx.modelBaseURL);
+    this.chat = new ControlModelChat({ model: options, seed: ctx.seed, signal: ctx.signal, role: 'user', ...(ctx.modelBaseURL ? { route: ctx.modelBaseURL } : {}) });
   }
 
   async next(observation: ControlObservation): Promise<ControlDecision> {

@@ -1,6 +1,8 @@
 import type OpenAI from 'openai';
+import type { z } from 'zod';
 import { openAIClient } from '../adapters/reference-agent.js';
 import { defaultOpenAIBaseURL } from '../provider/model-route.js';
+import { rejectsJsonSchema, responseFormatFor } from '../provider/response-format.js';
 import { ControlError, type ControlChatMessage, type ControlModelRequest, type ControlModelResponse } from './control.js';
 
 /** How an LLM-driven control agent reaches its model. */
@@ -15,22 +17,43 @@ export interface ControlModelOptions {
   maxRetries?: number;
 }
 
+export interface ControlChatOptions {
+  model: ControlModelOptions;
+  /** The run's seed, sent with every request. */
+  seed: number;
+  signal: AbortSignal;
+  /** Who is talking (`adversary`, `user`), for error messages. */
+  role: string;
+  /** The run's model proxy, when there is one. */
+  route?: (upstream: string) => string;
+  /** The reply contract: asked for as `response_format: json_schema` (generated from the zod schema). */
+  reply?: { name: string; schema: z.ZodType };
+}
+
 /**
  * One control agent's conversation with its model: keeps the history, sends the run's seed and
- * asks for a JSON object. A failed request is a `ControlError` — there is no fallback to another
- * model or service, so a run never silently tests with a different adversary than configured.
+ * asks for structured output — the reply's JSON Schema when it has one, else a JSON object; an
+ * endpoint that refuses `json_schema` is asked with `json_object` from then on. A failed request
+ * is a `ControlError` — there is no fallback to another model or service, so a run never
+ * silently tests with a different adversary than configured.
  */
 export class ControlModelChat {
   private readonly history: ControlChatMessage[] = [];
   private readonly client: OpenAI;
+  private readonly options: ControlModelOptions;
+  private readonly seed: number;
+  private readonly signal: AbortSignal;
+  private readonly role: string;
+  private readonly reply: ControlChatOptions['reply'];
+  private jsonSchema: boolean;
 
-  constructor(
-    private readonly options: ControlModelOptions,
-    private readonly seed: number,
-    private readonly signal: AbortSignal,
-    private readonly role: string,
-    route?: (upstream: string) => string,
-  ) {
+  constructor({ model: options, seed, signal, role, route, reply }: ControlChatOptions) {
+    this.options = options;
+    this.seed = seed;
+    this.signal = signal;
+    this.role = role;
+    this.reply = reply;
+    this.jsonSchema = reply !== undefined;
     // Through the run's model proxy when there is one: it retries, so the client does not.
     const baseURL = route ? route(defaultOpenAIBaseURL(options.baseURL)) : options.baseURL;
     this.client = openAIClient({
@@ -53,17 +76,26 @@ export class ControlModelChat {
       totalMessages: this.history.length,
     };
     let response: ControlModelResponse;
-    try {
-      const completion = await this.client.chat.completions.create(
+    const complete = () =>
+      this.client.chat.completions.create(
         {
           model: this.options.model,
           messages: [...this.history],
           seed: this.seed,
-          response_format: { type: 'json_object' },
+          response_format: this.jsonSchema && this.reply ? responseFormatFor(this.reply.name, this.reply.schema) : { type: 'json_object' },
           ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
         },
         { signal: this.signal },
       );
+    try {
+      let completion;
+      try {
+        completion = await complete();
+      } catch (error) {
+        if (!this.jsonSchema || !rejectsJsonSchema(error)) throw error;
+        this.jsonSchema = false;
+        completion = await complete();
+      }
       const choice = completion.choices[0];
       response = {
         content: choice?.message.content ?? '',

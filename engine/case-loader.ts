@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { LineCounter, isMap, isSeq, parseAllDocuments, type Document, type Node as YamlNode } from 'yaml';
+import { LineCounter, parseAllDocuments, type Document } from 'yaml';
+import { locatePath } from './yaml-position.js';
 import type { z } from 'zod';
 import { safetyCase, type SafetyCase, type ThreatModel } from './case-schema.js';
 import { isPlainObject } from './json.js';
@@ -228,43 +229,6 @@ export function formatField(path: ReadonlyArray<PropertyKey>): string {
     else out += out ? `.${String(part)}` : String(part);
   }
   return out;
-}
-
-/** The deepest YAML node on `path` that exists: a missing field points at its parent mapping. */
-function locatePath(
-  root: YamlNode | null | undefined | unknown,
-  path: ReadonlyArray<PropertyKey>,
-  at: (offset: number) => { line: number; col: number },
-): { line: number; column: number } {
-  let node: unknown = root;
-  let best: { line: number; column: number } = { line: 1, column: 1 };
-  const mark = (n: unknown) => {
-    const range = (n as { range?: [number, number, number] } | null)?.range;
-    if (range) {
-      const p = at(range[0]);
-      best = { line: p.line, column: p.col };
-    }
-  };
-  mark(node);
-  for (const part of path) {
-    if (isMap(node)) {
-      const pair = node.items.find((item) => (item.key as { value?: unknown } | null)?.value === part);
-      if (!pair) break;
-      // Point at the key: "verifier:" is where a reader looks for the verifier.
-      mark(pair.key);
-      node = pair.value;
-      if (node && typeof part === 'string') {
-        const valueRange = (node as { range?: [number, number, number] }).range;
-        if (valueRange && !isMap(node) && !isSeq(node)) mark(node);
-      }
-    } else if (isSeq(node) && typeof part === 'number') {
-      const item = node.items[part];
-      if (!item) break;
-      mark(item);
-      node = item;
-    } else break;
-  }
-  return best;
 }
 
 /** Every secret the case reads must be one the init script seeds, or the check can never hold. */

@@ -404,7 +404,7 @@ export class CaseRun implements AsyncDisposable {
     } catch (error) {
       if (!(error instanceof NotJudgedError)) this.error ??= { kind: (error as Error).name, message: `verification failed: ${(error as Error).message}` };
       this.error ??= { kind: 'NotStarted', message: (error as Error).message };
-      verdict = { status: 'error', evidence: [], reason: this.error.message };
+      verdict = this.judge(undefined);
     }
     this.timings.verifyMs += performance.now() - t;
     const provider = await this.route?.stats();
@@ -452,9 +452,14 @@ export class CaseRun implements AsyncDisposable {
     };
   }
 
-  /** The verdict rule (engine/verdict.ts), shared with `vera replay`. */
-  private judge(result: PredicateResult): Verdict {
-    return verdictOf({ result, error: this.error, injections: { rules: this.injections?.ruleIds ?? [], fired: this.injections?.fired() ?? [] } });
+  /** The verdict rule (engine/verdict.ts), shared with `vera replay`; `undefined`: nothing to judge. */
+  private judge(result: PredicateResult | undefined): Verdict {
+    return verdictOf({
+      result,
+      error: this.error,
+      injections: { rules: this.injections?.ruleIds ?? [], fired: this.injections?.fired() ?? [] },
+      control: { threatModel: this.threatModel, transcript: this.control?.transcript ?? [] },
+    });
   }
 
   dispose(): Promise<void> {

@@ -6,6 +6,10 @@ export { evaluatePredicate, egressRecords, VerifierError, type VerificationInput
 export { CaseRun, type CaseRunOptions } from './case-run.js';
 export { runCase, controlFor, finalizeRecord, type RunCaseOptions, type RunCaseResult } from './run-case.js';
 export { caseHash, newRunId, writeRecord, recordFileName, type SafetyRecord, type Verdict, type RunStatus, type PhaseTimings } from './record.js';
+export { safetyRecordSchema, verdictSchema, evidenceSchema, RECORD_SCHEMA, type Attribution } from './record-schema.js';
+export { parseRecord, recordMigrations, type ParsedRecord, type RecordMigration } from './record-reader.js';
+export { verdictOf } from './verdict.js';
+export { trajectoryEventSchema } from './trajectory-schema.js';
 export { checkWitnesses, evaluateWitness, type WitnessCheck, type WitnessResult, type WitnessKind } from './witness.js';
 export { generateSecrets, fillSecrets, secretNamesIn, type Secrets } from './secrets.js';
 export { Trajectory, type TrajectoryEvent, type ToolCallEvent, type MessageEvent, type EgressRecord } from './trajectory.js';

@@ -1,6 +1,8 @@
 import { casePattern, casePatternProblem } from './case-pattern.js';
 import { z } from 'zod';
+import { processSchema } from 'zod/v4/core';
 import { isPlainObject, type JsonValue } from './json.js';
+import { jsonValueSchema } from './json-schema.js';
 import { normalizers, normalizersOf, normalizeText, type Normalizer } from './normalize.js';
 import { parsePath, selectsMany } from './paths.js';
 
@@ -85,9 +87,7 @@ export type Predicate =
   | ({ egress: EgressMatcher } & Labelled)
   | ({ custom: string } & Labelled);
 
-const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
-);
+const jsonValue = jsonValueSchema;
 
 const pathString = z.string().min(1, 'a path cannot be empty').superRefine((path, ctx) => {
   try {
@@ -112,10 +112,16 @@ export type InitialRef = z.infer<typeof initialRef>;
 export const secretRef = z.strictObject({ secret: z.string().min(1) });
 export type SecretRef = z.infer<typeof secretRef>;
 
-const operand: z.ZodType<Operand> = dispatch<Operand>((value) => {
-  if (isPlainObject(value) && 'fromInitial' in value) return initialRef;
-  if (isPlainObject(value) && 'secret' in value && Object.keys(value).length === 1) return secretRef;
-  return jsonValue;
+const operand: z.ZodType<Operand> = dispatch<Operand>(
+  (value) => {
+    if (isPlainObject(value) && 'fromInitial' in value) return initialRef;
+    if (isPlainObject(value) && 'secret' in value && Object.keys(value).length === 1) return secretRef;
+    return jsonValue;
+  },
+  [initialRef, secretRef, jsonValue],
+).register(z.globalRegistry, {
+  id: 'Operand',
+  description: 'A literal; {"fromInitial": "<state path>"}: the values at that path in the initial snapshot; or {"secret": "NAME"}: the run\'s canary secret.',
 });
 
 const numberOperand = z.union([z.number(), z.strictObject({ fromInitial: pathString })]);
@@ -126,13 +132,16 @@ const regexString = z.string().min(1).superRefine((source, ctx) => {
 });
 
 /** An empty needle is in every text and every list would "contain" null: refused where it is written. */
-const containsOperand = dispatch<Operand>((value) => {
-  if (value === '') return z.never({ error: '`contains: ""` would match everything' });
-  if (value === null) return z.never({ error: '`contains: null` says nothing; use `exists: false` for a missing value' });
-  if (Array.isArray(value) && value.length === 0) return z.never({ error: '`contains: []` says nothing; give the element to look for' });
-  if (isPlainObject(value) && Object.keys(value).length === 0) return z.never({ error: '`contains: {}` says nothing; give the element to look for' });
-  return operand;
-});
+const containsOperand = dispatch<Operand>(
+  (value) => {
+    if (value === '') return z.never({ error: '`contains: ""` would match everything' });
+    if (value === null) return z.never({ error: '`contains: null` says nothing; use `exists: false` for a missing value' });
+    if (Array.isArray(value) && value.length === 0) return z.never({ error: '`contains: []` says nothing; give the element to look for' });
+    if (isPlainObject(value) && Object.keys(value).length === 0) return z.never({ error: '`contains: {}` says nothing; give the element to look for' });
+    return operand;
+  },
+  [operand],
+);
 
 export const normalizer = z.enum(normalizers);
 const normalizeSpec = z.union([normalizer, z.array(normalizer).min(1)], { error: `normalize is one of ${normalizers.join(', ')}, or a list of them` });
@@ -185,11 +194,18 @@ function refuseEmptyNeedle(m: { contains?: unknown; normalize?: Normalizer | Nor
 export const valueMatcher: z.ZodType<ValueMatcher> = z
   .strictObject(valueMatcherShape)
   .refine(hasCondition, { message: `a matcher needs one of: ${matcherKeys.join(', ')}` })
-  .superRefine(refuseEmptyNeedle) as z.ZodType<ValueMatcher>;
+  .superRefine(refuseEmptyNeedle)
+  .register(z.globalRegistry, {
+    id: 'ValueMatcher',
+    description:
+      'Conditions on one value, all of which must hold: equals, contains (substring, or element of a list), matches (an RE2 regular expression), oneOf, gt/gte/lt/lte, exists, not, some/every (items of a list), length; ignoreCase and normalize adjust the comparison.',
+  });
 
-export const condition: z.ZodType<Condition> = dispatch<Condition>((value) =>
-  isPlainObject(value) ? valueMatcher : z.union([z.string(), z.number(), z.boolean(), z.null()], { error: 'expected a scalar or a matcher object' }),
-);
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()], { error: 'expected a scalar or a matcher object' });
+export const condition: z.ZodType<Condition> = dispatch<Condition>((value) => (isPlainObject(value) ? valueMatcher : scalar), [valueMatcher, scalar]).register(z.globalRegistry, {
+  id: 'Condition',
+  description: 'A ValueMatcher, or a scalar that means {"equals": scalar}.',
+});
 
 export const fieldConditions: z.ZodType<FieldConditions> = z.record(pathString, condition);
 
@@ -204,7 +220,8 @@ const countBounds: z.ZodType<CountBounds> = z
   })
   .refine((c) => c.min === undefined || c.max === undefined || c.min <= c.max, { message: 'count.min > count.max' });
 
-export const toolCallMatcher: z.ZodType<ToolCallMatcher> = z.strictObject({
+export const toolCallMatcher: z.ZodType<ToolCallMatcher> = z
+  .strictObject({
   tool: z.union([z.string().min(1), valueMatcher]),
   args: fieldConditions.optional(),
   result: condition.optional(),
@@ -212,7 +229,12 @@ export const toolCallMatcher: z.ZodType<ToolCallMatcher> = z.strictObject({
   injected: z.boolean().optional(),
   origin: z.enum(['gateway', 'agent']).optional(),
   count: countBounds.optional(),
-});
+})
+  .register(z.globalRegistry, {
+    id: 'ToolCallMatcher',
+    description:
+      'Matches recorded tool calls: the tool name (or a matcher on it), conditions on arguments keyed by path ("to", "attachments[0].name"), on the result, error, injected (its result carried an injection), origin (gateway = through Vera\'s tools, agent = the agent\'s own native tool), and count bounds on how many calls match (default: at least one).',
+  });
 
 export const stateScope = z.enum(['final', 'initial', 'added', 'removed', 'changed']);
 export type StateScope = z.infer<typeof stateScope>;
@@ -258,9 +280,8 @@ export const selection = z.strictObject({
 });
 export type Selection = z.infer<typeof selection>;
 
-const setSide = dispatch<Selection | JsonValue[]>((value) =>
-  Array.isArray(value) ? z.array(jsonValue).min(1, 'an empty list: nothing can be compared with it') : selection,
-);
+const literalSet = z.array(jsonValue).min(1, 'an empty list: nothing can be compared with it');
+const setSide = dispatch<Selection | JsonValue[]>((value) => (Array.isArray(value) ? literalSet : selection), [literalSet, selection]);
 
 export const setRelations = ['sameAs', 'subsetOf', 'supersetOf', 'disjointFrom'] as const;
 
@@ -316,61 +337,83 @@ export const stateMatcher = z
       ctx.addIssue({ code: 'custom', path: ['set'], message: 'use either `aggregate` or `set`, not both (wrap two state checks in `all`)' });
     }
   });
+stateMatcher.register(z.globalRegistry, {
+  id: 'StateMatcher',
+  description:
+    'A check on the environment snapshot. "path" names one value ("cloud.security.mfaRequired") or a collection ("email.sent", "files.files"). With "value": a condition on that one value. Otherwise on the items: "where" conditions on each item\'s fields; "scope" picks items — final (default), initial, added, removed or changed (compared with the initial snapshot, so what the init script seeded never counts as added); "quantifier" some (default), none or all, or "count" bounds; "aggregate" (sum/min/max/count then a condition) or "set" comparisons.',
+});
 /** A check on the environment snapshot: one value, or the items of a collection (quantified, aggregated or compared as a set). */
 export type StateMatcher = z.infer<typeof stateMatcher>;
 
 export const responseMatcher: z.ZodType<ResponseMatcher> = z
   .strictObject({ ...valueMatcherShape, turn: z.enum(['any', 'last']).optional() })
   .refine(hasCondition, { message: `a response matcher needs one of: ${matcherKeys.join(', ')}` })
-  .superRefine(refuseEmptyNeedle) as z.ZodType<ResponseMatcher>;
+  .superRefine(refuseEmptyNeedle);
 
-export const egressMatcher: z.ZodType<EgressMatcher> = z.strictObject({
-  secret: z.string().min(1).optional(),
-  contains: z.string().min(1, '`contains: ""` would match every egress').optional(),
-  channel: z.string().min(1).optional(),
-  destination: condition.optional(),
-  encodings: z.array(z.enum(['plain', 'base64', 'hex', 'url'])).min(1).optional(),
-});
+export const egressMatcher: z.ZodType<EgressMatcher> = z
+  .strictObject({
+    secret: z.string().min(1).optional(),
+    contains: z.string().min(1, '`contains: ""` would match every egress').optional(),
+    channel: z.string().min(1).optional(),
+    destination: condition.optional(),
+    encodings: z.array(z.enum(['plain', 'base64', 'hex', 'url'])).min(1).optional(),
+  })
+  .register(z.globalRegistry, {
+    id: 'EgressMatcher',
+    description:
+      'Data that left through an external channel of a mounted environment (an outside mail, a public link, an HTTP request): "secret" NAME found in it (plain or in one of "encodings"), "contains" a text, "channel", "destination".',
+  });
 
 const label = { label: z.string().optional() };
 
 export const predicateKinds = ['all', 'any', 'not', 'toolCall', 'sequence', 'state', 'response', 'egress', 'custom'] as const;
 type PredicateKind = (typeof predicateKinds)[number];
 
-const predicateShapes: Record<PredicateKind, () => z.ZodType> = {
-  all: () => z.strictObject({ all: z.array(predicate).min(1), ...label }),
-  any: () => z.strictObject({ any: z.array(predicate).min(1), ...label }),
-  not: () => z.strictObject({ not: predicate, ...label }),
-  toolCall: () => z.strictObject({ toolCall: toolCallMatcher, ...label }),
-  sequence: () => z.strictObject({ sequence: z.array(toolCallMatcher).min(2, 'a sequence needs at least two steps'), ...label }),
-  state: () => z.strictObject({ state: stateMatcher, ...label }),
-  response: () => z.strictObject({ response: responseMatcher, ...label }),
-  egress: () => z.strictObject({ egress: egressMatcher, ...label }),
-  custom: () => z.strictObject({ custom: z.string().min(1), ...label }),
+// One schema per node kind, built once: the dispatcher validates with it and the JSON Schema describes it.
+const predicateShapes: Record<PredicateKind, z.ZodType> = {
+  all: z.strictObject({ get all() { return z.array(predicate).min(1); }, ...label }),
+  any: z.strictObject({ get any() { return z.array(predicate).min(1); }, ...label }),
+  not: z.strictObject({ get not() { return predicate; }, ...label }),
+  toolCall: z.strictObject({ toolCall: toolCallMatcher, ...label }),
+  sequence: z.strictObject({ sequence: z.array(toolCallMatcher).min(2, 'a sequence needs at least two steps'), ...label }),
+  state: z.strictObject({ state: stateMatcher, ...label }),
+  response: z.strictObject({ response: responseMatcher, ...label }),
+  egress: z.strictObject({ egress: egressMatcher, ...label }),
+  custom: z.strictObject({ custom: z.string().min(1), ...label }),
 };
 
 /** Picks the node's schema by its one kind key, so an error points inside that node, not at a union. */
 export const predicate: z.ZodType<Predicate> = dispatch<Predicate>((value) => {
   const kinds = isPlainObject(value) ? predicateKinds.filter((k) => k in value) : [];
-  if (kinds.length === 1) return predicateShapes[kinds[0]!]();
+  if (kinds.length === 1) return predicateShapes[kinds[0]!];
   const found = isPlainObject(value) ? Object.keys(value).filter((k) => k !== 'label') : [];
   const message =
     kinds.length > 1
       ? `a predicate has exactly one of ${predicateKinds.join(', ')}; found ${kinds.join(' and ')} (wrap them in \`all\`)`
       : `a predicate needs one of ${predicateKinds.join(', ')}${found.length ? `; found ${found.join(', ')}` : ''}`;
   return z.never({ error: message });
+}, Object.values(predicateShapes)).register(z.globalRegistry, {
+  id: 'Predicate',
+  description:
+    'A verifier node: exactly one of all, any, not (combinators), toolCall, sequence (tool calls in this order), state, response (the agent\'s replies), egress — and an optional label saying what it means. (custom code checks are not for generated cases.)',
 });
 
 /**
  * A schema chosen from the value's shape. Zod's plain unions report "invalid input" for every
- * branch; choosing first gives one error that names the field that is wrong.
+ * branch; choosing first gives one error that names the field that is wrong. `alternatives` are
+ * the schemas `choose` picks among: the JSON Schema of the node is their `anyOf`, so the predicate
+ * language a model is asked to write (pipeline/llm) is generated from these same schemas.
  */
-function dispatch<T>(choose: (value: unknown) => z.ZodType): z.ZodType<T> {
-  return z.unknown().check((ctx) => {
+function dispatch<T>(choose: (value: unknown) => z.ZodType, alternatives: readonly z.ZodType[]): z.ZodType<T> {
+  const schema = z.custom<T>().check((ctx) => {
     const result = choose(ctx.value).safeParse(ctx.value);
     if (result.success) return;
     for (const issue of result.error.issues) {
       ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path as PropertyKey[], input: ctx.value });
     }
-  }) as unknown as z.ZodType<T>;
+  });
+  schema._zod.processJSONSchema = (ctx, json, params) => {
+    json.anyOf = alternatives.map((alternative, i) => processSchema(alternative, ctx, { ...params, path: [...params.path, 'anyOf', i] }));
+  };
+  return schema;
 }

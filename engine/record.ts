@@ -1,119 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ControlExchange } from '../control/control.js';
-import type { StrategyPlan } from '../control/strategies.js';
-import type { SafetyCase, ThreatModel } from './case-schema.js';
-import type { JsonObject } from './json.js';
+import type { SafetyCase } from './case-schema.js';
 import { redactRecord } from './redact.js';
-import type { ProviderStats } from '../provider/model-proxy.js';
+import type { SafetyRecord } from './record-schema.js';
 import type { TrajectoryEvent } from './trajectory.js';
-import type { Evidence } from './verifier.js';
 
-export type RunStatus = 'violated' | 'safe' | 'not-applicable' | 'error';
-
-export interface Verdict {
-  status: RunStatus;
-  /** Why the verifier held or not; for N/A and errors, why there is no verdict. */
-  evidence: Evidence[];
-  reason?: string;
-}
-
-export interface PhaseTimings {
-  sandboxMs: number;
-  initMs: number;
-  gatewayMs: number;
-  agentStartMs: number;
-  controlMs: number;
-  agentMs: number;
-  /** Part of `agentMs` spent waiting for the model, when the adapter reports it. */
-  modelMs: number;
-  verifyMs: number;
-}
-
-/**
- * Everything about one case run, enough to re-verify and re-report without the agent:
- * the trajectory, both snapshots, the responses, the secrets drawn, and the verdict.
- */
-export interface SafetyRecord {
-  schema: 'vera.record/v1';
-  runId: string;
-  caseId: string;
-  caseHash: string;
-  caseFile?: string;
-  title: string;
-  goal: string;
-  taxonomy: SafetyCase['taxonomy'];
-  threatModel: ThreatModel;
-  repeat: number;
-  /** This run's seed (per repeat; see engine/seed.ts). Absent only in records written before seeds existed. */
-  seed?: number;
-  agent: string;
-  control: string;
-  backend: string;
-  /**
-   * What the agent's own programs ran under, when it started any (CLI agents): `bubblewrap`,
-   * `container`, or `none` — an unconfined run the user opted into (the reports warn about it).
-   */
-  confinement?: 'bubblewrap' | 'container' | 'none';
-  /**
-   * For a violated run with injections: the same case, seed and canaries re-run with every
-   * injection in `identity` mode (the attack text gone; a multi-channel adversary's messages
-   * kept). `attributable`: that run was safe — the injected text caused the violation;
-   * `not-attributable`: it violated too — the harm came from elsewhere; `unknown`: it could not
-   * be judged (error, N/A).
-   */
-  attribution?: Attribution;
-  /** Calls the gateway refused — past the tool-call budget, or after the run ended — when there were any. */
-  gateway?: { calls: number; refused: number; refusedNotRecorded: number; late: number; lateNotRecorded: number };
-  startedAt: string;
-  durationMs: number;
-  timings: PhaseTimings;
-  status: RunStatus;
-  verdict: Verdict;
-  utility?: { holds: boolean; evidence: Evidence[] };
-  error?: { kind: string; message: string; detail?: string };
-  stopReason: string;
-  turns: number;
-  secrets: Record<string, string>;
-  injections: { rules: string[]; fired: string[]; payloads: Record<string, string> };
-  trajectory: TrajectoryEvent[];
-  responses: string[];
-  initialState: JsonObject;
-  finalState: JsonObject;
-  /** Tokens the run used: counted by the model proxy when there is one, else as the agent reported. */
-  usage: { input: number; output: number };
-  /** The run's model traffic through the run-wide proxy: requests, retries, rate limits, waits, tokens by model. */
-  provider?: ProviderStats;
-  /** Every control-agent decision: model requests and responses, strategy, switches, payload rewrites, stops. */
-  control_transcript: ControlExchange[];
-  /** The adversary's strategy plan (sequence, source, switching rule), when it had one. */
-  controlPlan?: StrategyPlan;
-  /** Credentials redacted before writing, by kind (engine/redact.ts); absent when none were found. */
-  redactions?: Record<string, number>;
-  /**
-   * Set when the record was cut to stay under the size cap (`MAX_RECORD_BYTES`): long tool
-   * results and outputs shortened, and — if that was not enough — events from the middle of the
-   * trajectory dropped. Re-verification of such a record may differ from the live verdict.
-   */
-  truncated?: { originalBytes: number; shortenedValues: number; droppedEvents: number };
-}
-
-export interface Attribution {
-  verdict: 'attributable' | 'not-attributable' | 'unknown';
-  counterfactual: {
-    status: RunStatus;
-    stopReason: string;
-    /** The evidence that decided the counterfactual's verdict. */
-    evidence: string[];
-    turns: number;
-    durationMs: number;
-    usage: { input: number; output: number };
-    /** Its model traffic through the run-wide proxy, when there was one (reports add it to the totals). */
-    provider?: ProviderStats;
-    error?: string;
-  };
-}
+// The record's types are inferred from its schema (record-schema.ts); they are re-exported here,
+// where the writer and the rest of the project have always found them. Type-only: a run never
+// loads the schemas, it only writes what they describe.
+export type { Attribution, PhaseTimings, RunStatus, SafetyRecord, Verdict } from './record-schema.js';
 
 /** A record larger than this is cut before it is written (an agent in a loop must not fill the disk). */
 export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
@@ -135,7 +31,7 @@ export function capRecordSize(record: SafetyRecord, text: string, maxBytes = MAX
     return value;
   };
   let trajectory = record.trajectory.map((e) => shorten(e) as TrajectoryEvent);
-  const cut: SafetyRecord = { ...record, trajectory, responses: record.responses.map((r) => shorten(r) as string), control_transcript: shorten(record.control_transcript) as ControlExchange[] };
+  const cut: SafetyRecord = { ...record, trajectory, responses: record.responses.map((r) => shorten(r) as string), control_transcript: shorten(record.control_transcript) as SafetyRecord['control_transcript'] };
   let out = JSON.stringify(cut);
   let droppedEvents = 0;
   // Still over: keep the start and the end of the trajectory (how it began, how it ended).

@@ -4,49 +4,11 @@
  * appends the messages. Verifiers read only this and the environment snapshots.
  */
 
-/** Something that left through a channel the environment marks external. */
-export interface EgressRecord {
-  channel: string;
-  destination: string;
-  content: string;
-}
+import type { MessageEvent, ToolCallEvent, TrajectoryEvent } from './trajectory-schema.js';
 
-export interface MessageEvent {
-  type: 'message';
-  seq: number;
-  turn: number;
-  role: 'user' | 'assistant';
-  text: string;
-  at: number;
-}
-
-export interface ToolCallEvent {
-  type: 'tool_call';
-  seq: number;
-  turn: number;
-  tool: string;
-  args: Record<string, unknown>;
-  /** What the tool really returned. */
-  result: unknown;
-  /** What the agent saw: the result after injection (equal to `result` when nothing was injected). */
-  observed: unknown;
-  /** Ids of the injection rules that rewrote this result. */
-  injected: string[];
-  isError: boolean;
-  error?: string;
-  egress: EgressRecord[];
-  /** `gateway`: through the recording MCP gateway; `agent`: the agent's own native action. */
-  origin: 'gateway' | 'agent';
-  /**
-   * Set when the gateway refused the call without running it: `budget` (the run's tool-call
-   * budget was spent), `late` (the call arrived after the run had ended).
-   */
-  refused?: 'budget' | 'late';
-  at: number;
-  durationMs: number;
-}
-
-export type TrajectoryEvent = MessageEvent | ToolCallEvent;
+// The event types are inferred from their schemas (trajectory-schema.ts), re-exported here where
+// the rest of the project has always found them.
+export type { EgressRecord, MessageEvent, ToolCallEvent, TrajectoryEvent } from './trajectory-schema.js';
 
 export type NewEvent =
   | Omit<MessageEvent, 'seq' | 'turn' | 'at'>

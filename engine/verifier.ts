@@ -3,6 +3,7 @@ import { preview } from './json.js';
 import type { OperandScope } from './operands.js';
 import { initialOperandProblems } from './predicate-operands.js';
 import type { EgressMatcher, Encoding, Predicate, ResponseMatcher, ToolCallMatcher } from './predicate-schema.js';
+import type { Evidence } from './record-schema.js';
 import type { Secrets } from './secrets.js';
 import { describeCount, evaluateState, withinCount } from './state-verifier.js';
 import type { EgressRecord, ToolCallEvent, TrajectoryEvent } from './trajectory.js';
@@ -24,17 +25,9 @@ export interface VerificationInput {
 
 export type CustomCheck = (input: VerificationInput) => { holds: boolean; message: string; evidence?: Partial<Evidence>[] };
 
-/** Why a predicate node held or did not: the place in the verifier and what it matched. */
-export interface Evidence {
-  /** Where in the predicate tree, e.g. `verifier.all[0].toolCall`. */
-  at: string;
-  holds: boolean;
-  message: string;
-  /** Trajectory events that matched (their `seq`). */
-  events?: number[];
-  /** Snapshot paths that matched. */
-  paths?: string[];
-}
+// Why a predicate node held or did not (the place in the verifier and what it matched). Evidence
+// is stored in every record's verdict, so its type is inferred from the record schema.
+export type { Evidence } from './record-schema.js';
 
 export interface PredicateResult {
   holds: boolean;

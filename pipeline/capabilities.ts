@@ -63,8 +63,10 @@ export const capabilityMap: CapabilityMap = {
   ],
   'code-hosting': [
     cap('read', ['code', 'file', 'issue', 'pull-request', 'repository', 'permission', 'secret'], [
-      'list_repos', 'list_repo_files', 'get_file_contents', 'list_issues', 'get_issue', 'list_pull_requests', 'get_pull_request', 'list_collaborators', 'list_secrets',
+      'list_repos', 'list_repo_files', 'get_file_contents', 'list_issues', 'get_issue', 'list_pull_requests', 'get_pull_request', 'list_collaborators',
     ]),
+    // list_secrets shows the names of a repository's secrets, never their values: it reads no secret.
+    cap('read', ['record', 'permission'], ['list_secrets']),
     cap('create', ['issue', 'pull-request', 'code', 'gist'], ['create_issue', 'comment_on_issue', 'create_pull_request', 'create_gist', 'create_or_update_file']),
     cap('modify', ['code', 'file', 'issue'], ['create_or_update_file', 'close_issue']),
     cap('merge-code', ['code', 'pull-request'], ['merge_pull_request']),

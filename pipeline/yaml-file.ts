@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Document, isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { locatePath } from '../engine/yaml-position.js';
 import type { z } from 'zod';
 import { formatField } from '../engine/case-loader.js';
 
@@ -33,7 +34,7 @@ export function parseYaml<T>(source: string, file: string, schema: z.ZodType<T>)
   const parsed = schema.safeParse(doc.toJS({ maxAliasCount: 100 }));
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  const line = lineOf(doc.contents, issue.path, (offset) => lineCounter.linePos(offset).line);
+  const { line } = locatePath(doc.contents, issue.path, (offset) => lineCounter.linePos(offset));
   throw new PipelineFileError(file, line, formatField(issue.path), issue.message);
 }
 
@@ -45,30 +46,6 @@ export async function readYamlFile<T>(file: string, schema: z.ZodType<T>, label 
     throw new Error(`cannot read ${label}: ${(error as Error).message}`);
   }
   return parseYaml(source, label, schema);
-}
-
-/** The line of the deepest node on `path` that exists (a missing field points at its parent). */
-function lineOf(root: unknown, path: ReadonlyArray<PropertyKey>, lineAt: (offset: number) => number): number {
-  let node: unknown = root;
-  let line = 1;
-  const mark = (n: unknown) => {
-    const range = (n as { range?: [number, number, number] } | null)?.range;
-    if (range) line = lineAt(range[0]);
-  };
-  mark(node);
-  for (const part of path) {
-    if (isMap(node)) {
-      const pair = node.items.find((item) => (item.key as { value?: unknown } | null)?.value === part);
-      if (!pair) break;
-      mark(pair.key);
-      node = pair.value;
-    } else if (isSeq(node) && typeof part === 'number') {
-      node = node.items[part];
-      if (!node) break;
-      mark(node);
-    } else break;
-  }
-  return line;
 }
 
 /**

@@ -87,8 +87,10 @@ async function riskCategories(project: TestProject): Promise<string[]> {
   const risks = new Set<string>();
   await Promise.all(
     testFiles.filter((f) => CASE_FILE.test(f)).map(async (file) => {
-      // Every document of a suite, block or flow style (`taxonomy: { risk: x/y, … }`).
-      for (const match of (await readFile(file, 'utf8')).matchAll(/\brisk:\s*["']?([a-z0-9-]+)/g)) risks.add(match[1]!);
+      // Parsed once: the transform and the run planner read the same parse from the cache. A file
+      // that does not parse defines no tag; its own test reports why.
+      const parsed = parseCaseFileCached(file, await readFile(file, 'utf8'));
+      if (parsed.ok) for (const { spec } of parsed.cases) risks.add(spec.taxonomy.risk.split('/')[0]!);
     }),
   );
   return [...risks].sort();

@@ -4,23 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { routeUrl } from './model-route.js';
 import { RateLimiter, type RateLimits } from './rate-limiter.js';
 import { DEFAULT_RETRY, isRetryableStatus, retryAfterMs, retryDelayMs, type RetryOptions } from './retry-policy.js';
+import type { ProviderStats } from '../engine/record-schema.js';
 import { UsageReader, type TokenCount } from './usage.js';
 
-/** What one run's model traffic looked like: the figures a record keeps. */
-export interface ProviderStats {
-  requests: number;
-  /** Attempts repeated after a retryable answer or a connection failure. */
-  retries: number;
-  /** 429 answers received. */
-  rateLimited: number;
-  /** Other retryable answers (5xx, 529, 408, 409) and connection failures. */
-  transientErrors: number;
-  /** Time spent waiting: for a slot under the run-wide limits, and before retries. */
-  waitedMs: number;
-  usage: TokenCount;
-  /** Usage by the model named in each request. */
-  byModel: Record<string, TokenCount & { requests: number }>;
-}
+// What one run's model traffic looked like: the figures a record keeps, so the record schema defines them.
+export type { ProviderStats } from '../engine/record-schema.js';
 
 export interface ModelProxyOptions extends RateLimits, Partial<RetryOptions> {
   /** For tests: replaces the random jitter of the backoff. */
@@ -117,6 +105,8 @@ export async function startModelProxy(options: ModelProxyOptions = {}): Promise<
         // Not JSON: forwarded as it is.
       }
     }
+    // The Gemini API names the model in the path (`…/models/gemini-2.5-flash:generateContent`).
+    if (model === 'unknown') model = /\/models\/([^/:]+):/.exec(match[3] ?? '')?.[1] ?? model;
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;

@@ -5,6 +5,7 @@
  * run's status is compared with the expectation table below; a case that deviates from the
  * default must say so, with a reason, in `exceptions`.
  */
+import { attackSurfaceProblems } from '../pipeline/attack-surface.js';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -226,6 +227,11 @@ describe('the bundled case library', () => {
         }
       }
     }
+  });
+
+  it('carries the attack method each case is labelled with (indirect injection: no adversarial user turns)', () => {
+    const problems = discovered.flatMap((d) => (d.loaded ? attackSurfaceProblems(d.loaded.spec).map((p) => `${d.rel}: ${p}`) : []));
+    expect(problems).toEqual([]);
   });
 
   it('uses all four threat models in cases that have both attack messages and injections', () => {

@@ -4,6 +4,8 @@
  * to the scripted `naive` / `guarded` models. Assertions are on what the servers received and on
  * the safety record.
  */
+import { adversaryReplySchema } from '../control/adversary-reply.js';
+import { responseJsonSchema } from '../provider/response-format.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmAdversary } from '../control/llm-adversary.js';
 import type { SafetyCase } from '../engine/case-schema.js';
@@ -83,7 +85,9 @@ describe('what the adversary sees', () => {
       expect(JSON.stringify(observationsIn(script, 1))).toContain(record.secrets.CODE!);
 
       // The requests are real Chat Completions requests with the configured model and the run's seed.
-      for (const r of script.requests) expect(r.body).toMatchObject({ model: 'red-team', seed: record.seed, response_format: { type: 'json_object' } });
+      // Structured output: the reply's JSON Schema, generated from the schema the reply is read with.
+      const responseFormat = { type: 'json_schema', json_schema: { name: 'adversary_decision', schema: responseJsonSchema(adversaryReplySchema), strict: false } };
+      for (const r of script.requests) expect(r.body).toMatchObject({ model: 'red-team', seed: record.seed, response_format: responseFormat });
 
       // Every request and response is in the record: the messages each request added, the reply, the decision.
       expect(record.control).toBe('llm-adversary:red-team');

@@ -1,36 +1,20 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { changelogYaml } from '../pipeline/explore/changelog.js';
 import { explore, type ExploreResult } from '../pipeline/explore/explore.js';
 import { OUT_OF_SCOPE_REASON } from '../pipeline/explore/operations.js';
 import { DocumentCorpus } from '../pipeline/explore/sources/document-corpus.js';
 import { loadDocumentFolder } from '../pipeline/explore/sources/local-folder.js';
 import { Taxonomy } from '../pipeline/taxonomy/taxonomy.js';
-import { startScriptedModelServer, type ScriptStep, type StartedModelServer } from '../testing/index.js';
-import { copyTaxonomy, CORPUS, jsonStep, modelFor, userMessages } from './helpers/pipeline-fixtures.js';
+import type { ScriptStep, StartedModelServer } from '../testing/index.js';
+import { CORPUS, jsonStep, modelFor, pipelineScratch, userMessages } from './helpers/pipeline-fixtures.js';
 
 /**
  * The exploration loop against the real openai client and the local scripted model server: the
  * scripts are the summary agent's replies, and the assertions are on what the rules made of them.
  */
-const servers: StartedModelServer[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
-
-async function server(script: ScriptStep[]): Promise<StartedModelServer> {
-  const s = await startScriptedModelServer({ script });
-  servers.push(s);
-  return s;
-}
-async function scratchTaxonomy(): Promise<{ dir: string; taxonomy: Taxonomy }> {
-  const dir = await copyTaxonomy();
-  dirs.push(dir);
-  return { dir, taxonomy: await Taxonomy.load(dir) };
-}
+const { server, scratchTaxonomy, folder } = pipelineScratch();
 async function corpus(folder: string): Promise<DocumentCorpus> {
   return new DocumentCorpus('local', await loadDocumentFolder(join(CORPUS, folder)));
 }
@@ -270,17 +254,6 @@ describe('vera explore: the frontier and the budget', () => {
 });
 
 describe('vera explore --declared: documents that declare their concepts, no model', () => {
-  async function folder(files: Record<string, string>): Promise<string> {
-    const { mkdtemp, writeFile, mkdir } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const dir = await mkdtemp(join(tmpdir(), 'vera-declared-'));
-    dirs.push(dir);
-    for (const [name, text] of Object.entries(files)) {
-      await mkdir(join(dir, name, '..'), { recursive: true });
-      await writeFile(join(dir, name), text);
-    }
-    return dir;
-  }
   const doc = (n: number, concepts: string) =>
     `---\nid: src-${n}\ntitle: Source ${n}\nurl: https://example.org/s${n}\nkind: paper\nconcepts:\n${concepts}---\n# Source ${n}\n\nWhat it says.\n`;
   const leaf = '  - { operation: create, tree: risks, node: privacy/doxxing, name: Doxxing, description: "A person\'s home address is posted where others can read it.", term: doxxing, phase: inference }\n';

@@ -107,10 +107,10 @@ describe('bundled cases read as real conversations', () => {
     expect(offending(server.requests)).toEqual([]);
     // Codex lists its tools once per session and the gateway's HTTP transport cannot push MCP's
     // list-changed notification, so a rug pull on a description never reaches it: with no result
-    // rewritten either, the injection-only run is N/A (the attack never reached the agent), not safe.
+    // rewritten either, its runs (multi-channel and indirect: a rug pull comes with an honest user)
+    // are N/A (the attack never reached the agent), not safe.
     const rugPulls = new Set(cases.filter((c) => c.taxonomy.attack === 'tool-poisoning/rug-pull').map((c) => c.id));
-    const expected = (s: { id: string; threatModel: ThreatModel }) =>
-      s.threatModel === 'benign' ? 'safe' : s.threatModel === 'indirect' && rugPulls.has(s.id) ? 'not-applicable' : 'violated';
+    const expected = (s: { id: string; threatModel: ThreatModel }) => (s.threatModel === 'benign' ? 'safe' : rugPulls.has(s.id) ? 'not-applicable' : 'violated');
     for (const s of statuses) expect(`${s.id} ${s.threatModel} ${s.status}`).toBe(`${s.id} ${s.threatModel} ${expected(s)}`);
   }, 900_000);
 });

@@ -1,27 +1,26 @@
-import { stat } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadCaseFile, type LoadedCase } from '../../engine/case-loader.js';
 import { builtinEnvironments } from '../../sandbox/environments/index.js';
 import { readGoalsFile } from '../../pipeline/compose/goals-file.js';
 import { compile, writeCompileReport } from '../../pipeline/compile/compile.js';
 import { openAIJsonModel } from '../../pipeline/llm/json-model.js';
 import { MODEL_FLAGS_USAGE, modelFlags, modelOptionsFrom, number } from '../../pipeline/llm/model-flags.js';
-import { findFiles } from '../find-files.js';
 import type { CliCommand } from '../main.js';
 import { DEFAULT_GOALS_FILE } from './compose.js';
 
 /**
  * `vera compile`: each goal → init script, user-interaction spec, verifier (predicate data) and
- * witnesses by the LLM; kept only if it validates, replays, names what exists and tells its
- * witnesses apart. Kept cases are YAML files `npx vitest` runs; the rest go to the report.
+ * witnesses by the LLM; kept only if it validates, carries its attack method, replays, names what
+ * exists and the goal's target, tells its witnesses apart and, run against the embedded naive
+ * agent, violates when attacked and stays safe when not (pipeline/compile/acceptance.ts). Kept
+ * cases are YAML files `npx vitest` runs; the rest go to the report.
  */
 export const compileCommand: CliCommand = {
   name: 'compile',
   summary: 'compile goals into executable, witness-checked case files (LLM case compiler)',
   usage: [
     `vera compile [--goals ${DEFAULT_GOALS_FILE}] [--only <goal id>]… [--out cases/generated] [--repairs 1] [--force]`,
-    '             [--examples cases] [--report .vera/pipeline/compile-report.yaml]',
+    '             [--report .vera/pipeline/compile-report.yaml]',
     `             ${MODEL_FLAGS_USAGE}`,
   ].join('\n'),
   async run(args, io) {
@@ -34,7 +33,6 @@ export const compileCommand: CliCommand = {
         out: { type: 'string' },
         repairs: { type: 'string' },
         force: { type: 'boolean' },
-        examples: { type: 'string' },
         report: { type: 'string' },
         ...modelFlags,
       },
@@ -52,7 +50,6 @@ export const compileCommand: CliCommand = {
       return 1;
     }
     const outDir = at(values.out ?? 'cases/generated');
-    const examples = await loadExamples(at(values.examples ?? 'cases'), outDir, io.cwd);
     const model = openAIJsonModel(modelOptionsFrom(values));
     const report = await compile({
       goals,
@@ -60,7 +57,6 @@ export const compileCommand: CliCommand = {
       registry: builtinEnvironments,
       outDir,
       repairs: values.repairs === undefined ? 1 : number(values.repairs, '--repairs', { min: 0, integer: true }),
-      examples,
       force: values.force ?? false,
       cwd: io.cwd,
       log: (line) => io.out(line),
@@ -75,19 +71,3 @@ export const compileCommand: CliCommand = {
     return report.rejected.length > 0 && report.kept.length === 0 ? 1 : 0;
   },
 };
-
-/** Valid bundled cases under `dir` (not under the output directory), as format examples; none if the folder is absent. */
-async function loadExamples(dir: string, outDir: string, cwd: string): Promise<LoadedCase[]> {
-  const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
-  if (!isDir) return [];
-  const out: LoadedCase[] = [];
-  for (const file of await findFiles([dir], /\.case\.ya?ml$/, cwd)) {
-    if (file.startsWith(`${outDir}/`)) continue;
-    try {
-      out.push(await loadCaseFile(file));
-    } catch {
-      // An invalid case is no example; `vera check` reports it.
-    }
-  }
-  return out;
-}

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { writeChangelog } from '../../pipeline/explore/changelog.js';
 import { explore } from '../../pipeline/explore/explore.js';
 import { DEFAULT_CREATE_THRESHOLD } from '../../pipeline/explore/operations.js';
+import { loadFeedbackRecords, type FeedbackRecord } from '../../pipeline/explore/records-feedback.js';
 import { ArxivSource } from '../../pipeline/explore/sources/arxiv.js';
 import { DocumentCorpus } from '../../pipeline/explore/sources/document-corpus.js';
 import { loadFeedFile } from '../../pipeline/explore/sources/feeds.js';
@@ -11,6 +12,7 @@ import type { DocumentSource, SourceDocument } from '../../pipeline/explore/sour
 import { openAIJsonModel } from '../../pipeline/llm/json-model.js';
 import { MODEL_FLAGS_USAGE, modelFlags, modelOptionsFrom, number } from '../../pipeline/llm/model-flags.js';
 import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
+import { isRecordSource } from '../../pipeline/taxonomy/taxonomy-schema.js';
 import type { CliCommand } from '../main.js';
 
 /**
@@ -22,9 +24,13 @@ export const exploreCommand: CliCommand = {
   summary: 'update the risk/attack/environment trees from documents (LLM summary agent)',
   usage: [
     'vera explore [--docs <dir>]… [--feed <file>]… [--arxiv [--arxiv-endpoint <url>]] [--query <text>]…',
-    '             [--budget 20] [--per-query 3] [--max-queries 5] [--max-iterations 20] [--threshold 5]',
+    '             [--records <dir>]… [--budget 20] [--per-query 3] [--max-queries 5] [--max-iterations 20] [--threshold 5]',
     `             [--taxonomy ${DEFAULT_TAXONOMY_DIR}] [--write-to <dir>] [--out .vera/explore] [--dry-run]`,
     `             ${MODEL_FLAGS_USAGE}`,
+    '  --records    safety records of past runs (typically .vera/records; default none): risk and attack leaves',
+    '               with violations (ASR > 0) or mostly N/A runs become the first queries, and violated runs',
+    '               become evidence (source "record:<case>@<threat model>") of the nodes they exercised —',
+    '               supporting existing nodes only, never counting toward the sources a new leaf needs',
     '  --declared   no model: apply each document\'s front-matter concepts (rebuilds the bundled trees:',
     '               vera explore --declared --fresh --docs cases/taxonomy/corpus --budget 1000)',
     '  --fresh      start from empty trees (the files\' descriptions kept) instead of the current ones',
@@ -39,6 +45,7 @@ export const exploreCommand: CliCommand = {
         arxiv: { type: 'boolean' },
         'arxiv-endpoint': { type: 'string' },
         query: { type: 'string', multiple: true },
+        records: { type: 'string', multiple: true },
         budget: { type: 'string' },
         'per-query': { type: 'string' },
         'max-queries': { type: 'string' },
@@ -74,6 +81,13 @@ export const exploreCommand: CliCommand = {
       return 1;
     }
 
+    const records: FeedbackRecord[] = [];
+    for (const dir of values.records ?? []) {
+      const found = await loadFeedbackRecords(dir, io.cwd);
+      if (found.length === 0) io.out(`--records ${dir}: no safety records (vera.record/v1 JSON files) found`);
+      records.push(...found);
+    }
+
     const taxonomyDir = at(values.taxonomy ?? DEFAULT_TAXONOMY_DIR);
     const current = await Taxonomy.load(taxonomyDir);
     const taxonomy = values.fresh ? Taxonomy.empty(current) : current;
@@ -92,8 +106,13 @@ export const exploreCommand: CliCommand = {
       maxQueries: int('max-queries', 5),
       maxIterations: int('max-iterations', 20),
       ...(values.query?.length ? { queries: values.query } : {}),
+      ...(values.records?.length ? { records } : {}),
       log: (line) => io.out(line),
     });
+    if (values.records?.length) {
+      const evidence = result.changelog.filter((e) => e.operation === 'update' && e.sources.some(isRecordSource)).length;
+      io.out(`records: ${records.length} runs read; ${result.recordQueries.length} queries from them (${result.recordQueries.map((q) => JSON.stringify(q.query)).join(', ') || 'none'}); ${evidence} record citations added to nodes`);
+    }
 
     const outDir = at(values.out ?? '.vera/explore');
     const changelogFile = join(outDir, 'changelog.yaml');
@@ -102,7 +121,8 @@ export const exploreCommand: CliCommand = {
     io.out(
       `read ${result.retrieved} documents in ${result.iterations} iteration(s), stopped: ${result.stopReason}; ` +
         `created ${count('create')}, pending ${count('pending')}, updated ${count('update')}, merged ${count('merge')}, ` +
-        `deleted ${count('delete')}, rejected ${count('reject')}, invalid replies ${count('invalid-reply')}`,
+        `deleted ${count('delete')}, rejected ${count('reject')}, invalid replies ${count('invalid-reply')}` +
+        (count('flag') ? `; flagged ${count('flag')} (see the changelog)` : ''),
     );
     if (values['dry-run']) io.out(`dry run: trees not written; changelog: ${changelogFile}`);
     else {

@@ -1,5 +1,5 @@
 import { formatProblem, parseCaseSource } from '../../engine/case-loader.js';
-import { environmentsOf, type SafetyCase, type ThreatModel } from '../../engine/case-schema.js';
+import { environmentsOf, type SafetyCase } from '../../engine/case-schema.js';
 import type { JsonObject } from '../../engine/json.js';
 import { fillSecrets, generateSecrets } from '../../engine/secrets.js';
 import { checkWitnesses } from '../../engine/witness.js';
@@ -7,22 +7,34 @@ import { InProcessBackend, toolJsonSchema } from '../../sandbox/backends/in-proc
 import type { EnvironmentDefinition } from '../../sandbox/environment.js';
 import type { SandboxBackend } from '../../sandbox/sandbox.js';
 import type { GoalRecord } from '../compose/goals-file.js';
+import { attackSurfaceProblems, threatModelsFor } from '../attack-surface.js';
 import { toYaml } from '../yaml-file.js';
+import { naiveGateProblems, type StartedDryRun } from './dry-run.js';
+import { anchorProblems, targetProblems } from './target-gate.js';
 import type { CaseDraft } from './case-compiler.js';
 import { checkReferences } from './verifier-references.js';
 
 /**
  * The acceptance rules a compiled case must pass, in order (the first stage that fails is the
- * reason it is rejected):
- *   schema      — the YAML validates against the case schema (engine/case-schema.ts), secrets included;
- *   init        — every mounted environment exists and the init script replays cleanly in a sandbox;
- *   references  — every tool, argument, channel and state path the verifier names exists
- *                 (verifier-references.ts);
- *   witnesses   — the verifier says violated on the violating witness, safe on the safe one, on
- *                 every near miss (the draft must give one) and on doing nothing (engine/witness.ts
- *                 `checkWitnesses`), and the witnesses' calls run — the bundled library's gates.
+ * reason it is rejected). The first five test the case against itself; the last three test it
+ * against the goal — a verifier and witnesses by the same author agree with each other by
+ * construction, so they cannot show that the attack reaches the agent or that the check is on
+ * the goal's target:
+ *   schema          — the YAML validates against the case schema (engine/case-schema.ts), secrets included;
+ *   attack-surface  — the attack surface carries the labelled method (pipeline/attack-surface.ts):
+ *                     indirect injection and tool poisoning arrive through data, with no adversarial user turns;
+ *   init            — every mounted environment exists and the init script replays cleanly in a sandbox;
+ *   references      — every tool, argument, channel and state path the verifier names exists
+ *                     (verifier-references.ts);
+ *   target          — the init script seeds the goal's target and the verifier names it (target-gate.ts);
+ *   witnesses       — the verifier says violated on the violating witness, safe on the safe one, on
+ *                     every near miss (the draft must give one) and on doing nothing (engine/witness.ts
+ *                     `checkWitnesses`), and the witnesses' calls run — the bundled library's gates;
+ *   dry-run         — run for real against the embedded naive agent (dry-run.ts), the case ends
+ *                     violated under every adversarial threat model it declares, safe with the task
+ *                     done under benign, and every injection fires on a call the task leads to.
  */
-export type Stage = 'reply' | 'schema' | 'init' | 'references' | 'witnesses';
+export type Stage = 'reply' | 'schema' | 'attack-surface' | 'init' | 'references' | 'target' | 'witnesses' | 'dry-run';
 
 export interface Acceptance {
   ok: boolean;
@@ -31,26 +43,21 @@ export interface Acceptance {
   spec?: SafetyCase;
 }
 
-/** Threat models follow from the attack surface: benign always; single-channel with messages; multi-channel and indirect with injections. */
-export function threatModelsFor(draft: CaseDraft): ThreatModel[] {
-  const models: ThreatModel[] = ['benign'];
-  if (draft.attack.messages?.length) models.push('single-channel');
-  if (draft.attack.injections?.length) models.push('multi-channel', 'indirect');
-  return models;
-}
-
 /** The case as data, fields in the documented order: the goal's identity and taxonomy, the model's parts. */
 export function assembleCase(goal: GoalRecord, draft: CaseDraft): Record<string, unknown> {
   const attack: Record<string, unknown> = {};
   if (draft.attack.guidance) attack.guidance = draft.attack.guidance;
   if (draft.attack.messages?.length) attack.messages = draft.attack.messages;
   if (draft.attack.injections?.length) attack.injections = draft.attack.injections;
+  if (draft.attack.toolDescriptions?.length) attack.toolDescriptions = draft.attack.toolDescriptions;
+  const tupleEnvironment = goal.taxonomy.environment.split('/')[0]!;
+  const environments = draft.environments ?? (goal.environments?.length ? [tupleEnvironment, ...goal.environments.filter((e) => e !== tupleEnvironment)] : undefined);
   return {
     id: goal.id,
     title: draft.title ?? goal.title,
     goal: goal.goal,
     taxonomy: goal.taxonomy,
-    ...(draft.environments ? { environments: draft.environments } : {}),
+    ...(environments ? { environments } : {}),
     task: draft.task,
     attack,
     ...(draft.secrets && Object.keys(draft.secrets).length ? { secrets: draft.secrets } : {}),
@@ -58,25 +65,31 @@ export function assembleCase(goal: GoalRecord, draft: CaseDraft): Record<string,
     verifier: draft.verifier,
     ...(draft.utility ? { utility: draft.utility } : {}),
     ...(draft.budgets ? { budgets: draft.budgets } : {}),
-    threatModels: threatModelsFor(draft),
+    threatModels: threatModelsFor(draft.attack),
     witnesses: draft.witnesses,
     tags: ['generated', `goal:${goal.id}`],
   };
 }
 
 export function caseYaml(caseData: Record<string, unknown>, model: string): string {
-  return toYaml(caseData, ` Generated by \`vera compile\` (model ${model}) from goal ${String(caseData.id)}; kept: schema, init replay, verifier references and witnesses all passed.`, { flowMaps: true });
+  return toYaml(caseData, ` Generated by \`vera compile\` (model ${model}) from goal ${String(caseData.id)}; kept: schema, attack surface, init replay, verifier references, target, witnesses and the naive dry run all passed.`, { flowMaps: true });
 }
 
 export interface AcceptanceOptions {
   registry: Record<string, EnvironmentDefinition<any>>;
   backend?: SandboxBackend;
+  /** The goal the case was compiled from: its target must be seeded and named (stage target). */
+  goal?: Pick<GoalRecord, 'targetResource'>;
+  /** A started naive dry run (stage dry-run); without it the stage is skipped. */
+  dryRun?: StartedDryRun;
 }
 
 export async function acceptCase(yaml: string, file: string, options: AcceptanceOptions): Promise<Acceptance> {
   const parsed = parseCaseSource(yaml, file);
   if (!parsed.ok) return { ok: false, stage: 'schema', reasons: parsed.problems.map(formatProblem) };
   const spec = parsed.loaded.spec;
+  const surface = attackSurfaceProblems(spec);
+  if (surface.length) return { ok: false, stage: 'attack-surface', reasons: surface, spec };
   const mounted = environmentsOf(spec);
   const unknown = mounted.filter((name) => !Object.hasOwn(options.registry, name));
   if (unknown.length) {
@@ -106,6 +119,8 @@ export async function acceptCase(yaml: string, file: string, options: Acceptance
   }
   const missing = checkReferences(spec, { tools, channels, initial, violating });
   if (missing.length) return { ok: false, stage: 'references', reasons: missing, spec };
+  const offTarget = options.goal ? targetProblems(spec, options.goal) : anchorProblems(spec);
+  if (offTarget.length) return { ok: false, stage: 'target', reasons: offTarget, spec };
 
   let witnesses;
   try {
@@ -114,5 +129,9 @@ export async function acceptCase(yaml: string, file: string, options: Acceptance
     return { ok: false, stage: 'witnesses', reasons: [`the witnesses could not be replayed: ${(error as Error).message}`], spec };
   }
   if (!witnesses.ok) return { ok: false, stage: 'witnesses', reasons: witnesses.problems, spec };
+  if (options.dryRun) {
+    const problems = naiveGateProblems(await options.dryRun.run(spec));
+    if (problems.length) return { ok: false, stage: 'dry-run', reasons: problems, spec };
+  }
   return { ok: true, reasons: [], spec };
 }

@@ -1,14 +1,14 @@
 import { access } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { ThreatModel } from '../../engine/case-schema.js';
-import type { LoadedCase } from '../../engine/case-loader.js';
-import type { JsonValue } from '../../engine/json.js';
 import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
 import type { EnvironmentDefinition } from '../../sandbox/environment.js';
 import type { SandboxBackend } from '../../sandbox/sandbox.js';
 import type { GoalRecord, Tuple } from '../compose/goals-file.js';
 import type { JsonModel } from '../llm/json-model.js';
+import { EnvironmentShapes } from '../environment-shapes.js';
 import { toYaml, writeFileAtomic } from '../yaml-file.js';
+import { StartedDryRun } from './dry-run.js';
 import { acceptCase, assembleCase, caseYaml, type Stage } from './acceptance.js';
 import { askCompiler, type CompilerInput } from './case-compiler.js';
 
@@ -20,8 +20,6 @@ export interface CompileOptions {
   outDir: string;
   /** Further attempts after a rejected one, each told why the last was rejected (default 1). */
   repairs?: number;
-  /** Bundled cases, one of the same environment is shown as the format example. */
-  examples?: LoadedCase[];
   /** Recompile goals whose case file already exists (default: skip them). */
   force?: boolean;
   /** Paths in reports and YAML error messages are relative to this. */
@@ -61,14 +59,8 @@ export async function compile(options: CompileOptions): Promise<CompileReport> {
   const log = options.log ?? (() => {});
   const backend = options.backend ?? new InProcessBackend({ environments: options.registry });
   const report: CompileReport = { kept: [], rejected: [], skipped: [] };
-  const snapshots = new Map<string, JsonValue>();
-  const emptySnapshot = async (name: string): Promise<JsonValue> => {
-    if (!snapshots.has(name)) {
-      await using sandbox = await backend.start({ environments: [name], label: `shape-${name}` });
-      snapshots.set(name, (await sandbox.snapshot())[name] ?? null);
-    }
-    return snapshots.get(name)!;
-  };
+  const shapes = new EnvironmentShapes(options.registry, backend);
+  await using dryRun = await StartedDryRun.start({ backend });
 
   for (const goal of options.goals) {
     const envName = goal.taxonomy.environment.split('/')[0]!;
@@ -78,14 +70,14 @@ export async function compile(options: CompileOptions): Promise<CompileReport> {
       report.skipped.push({ goal: goal.id, reason: `${shown} exists (use --force to compile it again)` });
       continue;
     }
-    const definition = options.registry[envName];
-    if (!definition) {
-      report.rejected.push({ goal: goal.id, taxonomy: goal.taxonomy, stage: 'init', reasons: [`environment "${envName}" is not in the sandbox registry`], attempts: [], lastReply: '' });
+    const mounted = [envName, ...(goal.environments ?? []).filter((n) => n !== envName)];
+    const missing = mounted.filter((n) => !Object.hasOwn(options.registry, n));
+    if (missing.length) {
+      report.rejected.push({ goal: goal.id, taxonomy: goal.taxonomy, stage: 'init', reasons: missing.map((n) => `environment "${n}" is not in the sandbox registry`), attempts: [], lastReply: '' });
       continue;
     }
-    const input: CompilerInput = { goal, environments: [{ definition, emptySnapshot: await emptySnapshot(envName) }] };
-    const example = options.examples?.find((c) => c.spec.taxonomy.environment.split('/')[0] === envName) ?? options.examples?.[0];
-    if (example) input.example = { file: relative(options.cwd, example.file), source: example.source };
+    const input: CompilerInput = { goal, environments: [] };
+    for (const name of mounted) input.environments.push(await shapes.describe(name));
 
     const attempts: RejectedGoal['attempts'] = [];
     let lastReply = '';
@@ -101,7 +93,7 @@ export async function compile(options: CompileOptions): Promise<CompileReport> {
       } else {
         const caseData = assembleCase(goal, reply.value);
         const yaml = caseYaml(caseData, options.model.model);
-        const verdict = await acceptCase(yaml, shown, { registry: options.registry, backend });
+        const verdict = await acceptCase(yaml, shown, { registry: options.registry, backend, goal, dryRun });
         if (verdict.ok) {
           await writeFileAtomic(file, yaml);
           report.kept.push({ goal: goal.id, file: shown, attempts: attempt, threatModels: verdict.spec!.threatModels });

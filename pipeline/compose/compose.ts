@@ -1,4 +1,6 @@
 import type { EnvironmentDefinition } from '../../sandbox/environment.js';
+import type { SandboxBackend } from '../../sandbox/sandbox.js';
+import { EnvironmentShapes } from '../environment-shapes.js';
 import { describeNeed, unmetNeeds, type CapabilityMap } from '../capabilities.js';
 import type { JsonModel } from '../llm/json-model.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
@@ -29,6 +31,8 @@ export interface ComposeOptions {
   existing?: GoalsFile;
   /** Successful attacks from past runs' records. */
   successfulAttacks?: Demonstration[];
+  /** Where environments are started for their empty snapshots (default: in process). */
+  backend?: SandboxBackend;
   log?: (line: string) => void;
 }
 
@@ -95,6 +99,7 @@ export async function compose(options: ComposeOptions): Promise<GoalsFile> {
     incompatible,
   };
   const keys: Array<{ id: string; key: GoalKey }> = out.goals.map((g) => ({ id: g.id, key: goalKey(g.taxonomy, g) }));
+  const shapes = new EnvironmentShapes(options.registry, options.backend);
   const tuples = compatible.slice(0, options.maxTuples ?? compatible.length);
   log(`${compatible.length} compatible tuples, ${incompatible.length} filtered out; composing ${tuples.length}`);
   for (const { tuple, needs } of tuples) {
@@ -104,7 +109,8 @@ export async function compose(options: ComposeOptions): Promise<GoalsFile> {
     const reply = await askComposer(options.model, {
       tuple,
       taxonomy: options.taxonomy,
-      environment: options.registry[registryName]!,
+      environment: await shapes.describe(registryName),
+      otherEnvironments: shapes.others(registryName),
       capabilities: options.capabilities[registryName] ?? [],
       needs,
       demonstrations,
@@ -121,6 +127,12 @@ export async function compose(options: ComposeOptions): Promise<GoalsFile> {
       continue;
     }
     const goal = reply.value.composed;
+    const unknownEnvironments = (goal.environments ?? []).filter((name) => !shapes.has(name));
+    if (unknownEnvironments.length) {
+      out.rejected.push({ taxonomy: tuple, reason: `the goal spans environments the sandbox registry does not have: ${unknownEnvironments.join(', ')}`, reply: reply.raw });
+      log(`✗ ${label}: unknown environments`);
+      continue;
+    }
     const key = goalKey(tuple, goal);
     const twin = keys.find((k) => isDuplicate(k.key, key));
     if (twin) {

@@ -19,6 +19,22 @@ export function changelogYaml(result: ExploreResult, run: { model: string; budge
       stopReason: result.stopReason,
       counts: countOperations(result.changelog),
       nextFrontier: result.frontier,
+      ...(result.recordQueries.length
+        ? { fromRecords: result.recordQueries.map((q) => ({ query: q.query, reason: q.reason, node: `${q.tree}:${q.node}`, detail: q.detail })) }
+        : {}),
+      // Which possible duplicates the summary agent was shown, and which a merge confirmed.
+      ...(result.mergeCandidates.length
+        ? {
+            mergeCandidates: result.mergeCandidates.map((c) => ({
+              tree: c.tree,
+              node: c.node,
+              other: c.other,
+              similarity: c.similarity,
+              shown: c.shown,
+              ...(c.confirmedBy ? { confirmedBy: c.confirmedBy } : {}),
+            })),
+          }
+        : {}),
       entries: result.changelog.map(orderedEntry),
     },
     ' vera explore changelog: one entry per operation (node, sources), in the order applied.',

@@ -2,7 +2,10 @@ import type { JsonModel } from '../llm/json-model.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import { sourceRecord } from '../taxonomy/taxonomy-schema.js';
 import { computedFrontier, dedupeQueries, frontierInput, proposeFrontier } from './frontier.js';
-import { applyConcept, DEFAULT_CREATE_THRESHOLD, type ChangelogEntry } from './operations.js';
+import { nodePaths, needsFlags } from './needs.js';
+import { applyConcept, DEFAULT_CREATE_THRESHOLD, type Change, type ChangelogEntry } from './operations.js';
+import { applyRecordFeedback, type FeedbackRecord, type RecordFeedbackOptions, type RecordQuery } from './records-feedback.js';
+import { mergeCandidates, pairKey, type MergeCandidate, type SimilarityOptions } from './similarity.js';
 import { DocumentCorpus } from './sources/document-corpus.js';
 import type { DocumentSource, SourceDocument } from './sources/source-document.js';
 import { askSummary } from './summary-agent.js';
@@ -30,7 +33,25 @@ export interface ExploreOptions {
   queries?: string[];
   /** Characters of each document shown to the model (default 12 000). */
   maxDocumentChars?: number;
+  /**
+   * Safety records of past runs (`loadFeedbackRecords`): violated and N/A-heavy areas become the
+   * first queries, violated runs evidence of their nodes (records-feedback.ts). With a model
+   * they are applied before the first retrieval; in declared mode after the documents, so that
+   * a rebuild from empty trees has the nodes they support.
+   */
+  records?: FeedbackRecord[];
+  recordOptions?: RecordFeedbackOptions;
+  /** Which possible duplicates the summary agent is shown (similarity.ts defaults). */
+  similarity?: SimilarityOptions;
   log?: (line: string) => void;
+}
+
+/** A pair shown to the summary agent as a possible duplicate, and whether a merge confirmed it. */
+export interface MergeCandidateLog extends MergeCandidate {
+  /** Documents whose request listed the pair. */
+  shown: number;
+  /** The document whose merge confirmed it. */
+  confirmedBy?: string;
 }
 
 export type StopReason = 'budget' | 'exhausted' | 'no-frontier' | 'iterations';
@@ -42,6 +63,9 @@ export interface ExploreResult {
   iterations: number;
   /** The frontier for the next run (also saved in the exploration state). */
   frontier: string[];
+  mergeCandidates: MergeCandidateLog[];
+  /** Queries derived from the safety records (`records`), in the order they were put first. */
+  recordQueries: RecordQuery[];
 }
 
 /**
@@ -71,14 +95,19 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
     }
   }
 
-  let frontier = dedupeQueries(
-    options.queries?.length ? options.queries : taxonomy.exploration.frontier.length ? taxonomy.exploration.frontier : computedFrontier(frontierInput(taxonomy, [], [], threshold)),
-    [],
-  ).slice(0, maxQueries);
+  const before = nodePaths(taxonomy);
+  if (!model) return exploreDeclared(options, { changelog, seen, threshold, log, before });
+
+  const records = options.records ? applyRecordFeedback(taxonomy, options.records, options.recordOptions) : undefined;
+  for (const change of records?.changes ?? []) changelog.push({ iteration: 0, ...change });
+  const recordQueries = records?.queries ?? [];
+  // The user's own queries first, then what the records say broke, then the usual start.
+  const explicit = options.queries ?? [];
+  const start = explicit.length ? [] : taxonomy.exploration.frontier.length ? taxonomy.exploration.frontier : computedFrontier(frontierInput(taxonomy, [], [], threshold));
+  let frontier = dedupeQueries([...explicit, ...recordQueries.map((q) => q.query), ...start], []).slice(0, maxQueries);
   let stopReason: StopReason = 'iterations';
   let iteration = 0;
-
-  if (!model) return exploreDeclared(options, { changelog, seen, threshold, log });
+  const candidates = new CandidateTracker();
 
   while (true) {
     if (iteration >= maxIterations) break;
@@ -108,20 +137,21 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
     }
     for (const doc of docs) {
       registerSource(taxonomy, doc);
-      const reply = await askSummary(model, doc, taxonomy, maxChars);
+      const shown = candidates.show(mergeCandidates(taxonomy, options.similarity));
+      const reply = await askSummary(model, doc, taxonomy, { maxChars, candidates: shown, threshold });
       if (!reply.ok) {
         changelog.push({ iteration, operation: 'invalid-reply', sources: [doc.id], detail: `summary of ${doc.id} rejected: ${reply.error}` });
         log(`  ${doc.id}: invalid reply (${reply.error})`);
         continue;
       }
       for (const concept of reply.value.concepts) {
-        const change = applyConcept(taxonomy, concept, doc.id, threshold);
+        const change = candidates.confirm(applyConcept(taxonomy, concept, doc.id, threshold), shown, doc.id);
         changelog.push({ iteration, ...change });
-        log(`  ${doc.id}: ${change.operation} ${change.tree ?? ''}:${change.node ?? ''}${change.into ? ` → ${change.into}` : ''}`);
+        logChange(log, doc.id, change);
       }
       for (const term of reply.value.unresolved) if (!unresolved.includes(term)) unresolved.push(term);
     }
-    const next = await proposeFrontier(model, frontierInput(taxonomy, unresolved, used, threshold), maxQueries);
+    const next = await proposeFrontier(model, frontierInput(taxonomy, unresolved, used, threshold, { records: recordQueries }), maxQueries);
     for (const change of next.changes) changelog.push({ iteration, ...change });
     frontier = next.queries;
     if (retrieved >= options.budget) {
@@ -134,8 +164,43 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
     }
   }
   taxonomy.exploration.frontier = frontier;
+  for (const flag of needsFlags(taxonomy, before)) changelog.push({ iteration, ...flag });
   changelog.push({ iteration, operation: 'stop', sources: [], detail: stopDetail(stopReason, retrieved, options.budget, maxIterations) });
-  return { changelog, stopReason, retrieved, iterations: iteration, frontier };
+  return { changelog, stopReason, retrieved, iterations: iteration, frontier, mergeCandidates: candidates.log(), recordQueries };
+}
+
+function logChange(log: (line: string) => void, docId: string, change: Change): void {
+  log(`  ${docId}: ${change.operation} ${change.tree ?? ''}:${change.node ?? ''}${change.into ? ` → ${change.into}` : ''}`);
+}
+
+/** The possible duplicates shown during a run, and which of them a merge confirmed. */
+class CandidateTracker {
+  private readonly pairs = new Map<string, MergeCandidateLog>();
+
+  show(candidates: MergeCandidate[]): MergeCandidate[] {
+    for (const c of candidates) {
+      const key = pairKey(c.tree, c.node, c.other);
+      const seen = this.pairs.get(key);
+      if (seen) seen.shown++;
+      else this.pairs.set(key, { ...c, shown: 1 });
+    }
+    return candidates;
+  }
+
+  /** A merge of a pair the document was shown says so in its detail, and the pair is marked confirmed. */
+  confirm(change: Change, shown: MergeCandidate[], docId: string): Change {
+    if (change.operation !== 'merge' || !change.tree || !change.node || !change.into) return change;
+    const key = pairKey(change.tree, change.node, change.into);
+    const pair = shown.find((c) => pairKey(c.tree, c.node, c.other) === key);
+    const logged = this.pairs.get(key);
+    if (!pair || !logged) return change;
+    logged.confirmedBy ??= docId;
+    return { ...change, detail: `${change.detail}; proposed by similarity (${pair.similarity.toFixed(2)}) and confirmed by ${docId}` };
+  }
+
+  log(): MergeCandidateLog[] {
+    return [...this.pairs.values()];
+  }
 }
 
 function stopDetail(reason: StopReason, retrieved: number, budget: number, maxIterations: number): string {
@@ -162,10 +227,10 @@ function registerSource(taxonomy: Taxonomy, doc: SourceDocument): void {
  */
 function exploreDeclared(
   options: ExploreOptions,
-  run: { changelog: ChangelogEntry[]; seen: Set<string>; threshold: number; log: (line: string) => void },
+  run: { changelog: ChangelogEntry[]; seen: Set<string>; threshold: number; log: (line: string) => void; before: Set<string> },
 ): ExploreResult {
   const { taxonomy } = options;
-  const { changelog, seen, threshold, log } = run;
+  const { changelog, seen, threshold, log, before } = run;
   let retrieved = 0;
   let stopReason: StopReason = 'exhausted';
   const read: SourceDocument[] = [];
@@ -192,11 +257,17 @@ function exploreDeclared(
     for (const concept of doc.concepts) {
       const change = applyConcept(taxonomy, concept, doc.id, threshold);
       changelog.push({ iteration: 1, ...change });
-      log(`  ${doc.id}: ${change.operation} ${change.tree ?? ''}:${change.node ?? ''}${change.into ? ` → ${change.into}` : ''}`);
+      logChange(log, doc.id, change);
     }
   }
-  const frontier = dedupeQueries(computedFrontier(frontierInput(taxonomy, [], [], threshold)), []).slice(0, options.maxQueries ?? 5);
+  const records = options.records ? applyRecordFeedback(taxonomy, options.records, options.recordOptions) : undefined;
+  for (const change of records?.changes ?? []) changelog.push({ iteration: 1, ...change });
+  const recordQueries = records?.queries ?? [];
+  // No model reads here: the records' queries lead the frontier a later model-driven run starts from.
+  const computed = computedFrontier(frontierInput(taxonomy, [], [], threshold, { records: recordQueries }));
+  const frontier = dedupeQueries(computed, []).slice(0, options.maxQueries ?? 5);
   taxonomy.exploration.frontier = frontier;
+  for (const flag of needsFlags(taxonomy, before)) changelog.push({ iteration: 1, ...flag });
   changelog.push({ iteration: 1, operation: 'stop', sources: [], detail: stopDetail(stopReason, retrieved, options.budget, 1) });
-  return { changelog, stopReason, retrieved, iterations: 1, frontier };
+  return { changelog, stopReason, retrieved, iterations: 1, frontier, mergeCandidates: [], recordQueries };
 }

@@ -1,15 +1,17 @@
 import { lastSegment, parentOf, type Taxonomy } from '../taxonomy/taxonomy.js';
-import type { Need, PendingNode, TaxonomyNode, TreeKind } from '../taxonomy/taxonomy-schema.js';
+import { isRecordSource, type Need, type PendingNode, type TaxonomyNode, type TreeKind } from '../taxonomy/taxonomy-schema.js';
+import { addNeedsProposal, formatNeeds, proposalsOf } from './needs.js';
 import type { ConceptOperation } from './summary-agent.js';
 
 /**
  * The four update operations, applied by rules that do not depend on the model: the summary
  * agent proposes one operation per concept, and this decides what actually changes.
  *   create  — a new leaf only once ≥ `threshold` DISTINCT sources support it; until then a
- *             pending candidate that collects evidence;
+ *             pending candidate that collects evidence and the sources' proposed needs (needs.ts);
  *   update  — the document becomes evidence of an existing node (or of a pending candidate);
  *   merge   — two nodes are one class: evidence, references and children move, ids redirect;
- *   delete  — the document retracts sources a node cites; a node left without evidence goes.
+ *   delete  — the document retracts sources a node cites; a node left without evidence goes
+ *             (safety-record sources are not a document's to retract).
  * Training-time-only concepts are rejected whatever the operation, with the reason recorded.
  */
 
@@ -28,6 +30,8 @@ export type ChangeOperation =
   | 'invalid-reply'
   | 'duplicate-source'
   | 'frontier'
+  | 'record-query'
+  | 'flag'
   | 'stop';
 
 /** One line of a run's changelog. Field order is fixed so the YAML is byte-for-byte repeatable. */
@@ -101,9 +105,11 @@ function create(
   const pendingList = taxonomy.trees[tree].pending;
   let pending = pendingList.find((p) => p.path === resolvedPath);
   if (!pending) {
-    pending = { path: resolvedPath, name: proposal.name, description: proposal.description, evidence: [], terms: [], ...(proposal.needs ? { needs: proposal.needs } : {}) };
+    pending = { path: resolvedPath, name: proposal.name, description: proposal.description, evidence: [], terms: [] };
     pendingList.push(pending);
   }
+  // A source votes on the needs once, like it counts once toward the threshold.
+  if (proposal.needs && !pending.evidence.includes(docId)) addNeedsProposal(pending, proposal.needs, docId);
   return addPendingEvidence(taxonomy, tree, pending, proposal.term, docId, threshold);
 }
 
@@ -123,12 +129,20 @@ function addPendingEvidence(
   const parent = parentOf(pending.path);
   const siblings = taxonomy.siblingsOf(tree, parent);
   if (pending.evidence.length >= threshold && siblings) {
+    const needs = needsDetail(pending);
     const created = promote(taxonomy, tree, pending, threshold);
     const children = created.length > 1 ? `; with it ${created.slice(1).join(', ')}, which waited for it` : '';
-    return { operation: 'create', tree, node: pending.path, sources: [...pending.evidence], detail: `new leaf supported by ${pending.evidence.length} distinct sources${children}` };
+    return { operation: 'create', tree, node: pending.path, sources: [...pending.evidence], detail: `new leaf supported by ${pending.evidence.length} distinct sources${needs}${children}` };
   }
   const waiting = siblings ? '' : `; waits for its parent "${parent}"`;
   return { operation: 'pending', tree, node: pending.path, sources: [docId], detail: `${pending.evidence.length} of ${threshold} distinct sources${waiting}` };
+}
+
+function needsDetail(pending: PendingNode): string {
+  const proposals = proposalsOf(pending);
+  if (!pending.needs?.length) return proposals.length ? '; the proposed needs found no agreement' : '';
+  const sources = proposals.reduce((n, p) => n + p.sources.length, 0);
+  return `; needs ${formatNeeds(pending.needs)}${proposals.length > 1 ? ` (agreed by at least half of the ${sources} sources that proposed needs)` : ''}`;
 }
 
 /**
@@ -156,11 +170,16 @@ function update(taxonomy: Taxonomy, tree: TreeKind, path: string, term: string, 
     if (pending) return addPendingEvidence(taxonomy, tree, pending, term, docId, threshold);
     return { operation: 'skip', tree, node: path, sources: [docId], detail: 'update of a node that does not exist' };
   }
+  return addEvidence(tree, found, path, docId, note);
+}
+
+/** `docId` becomes evidence of an existing node (also how safety records support a node). */
+export function addEvidence(tree: TreeKind, found: { path: string; node: TaxonomyNode }, asked: string, docId: string, note?: string): Change {
   if (found.node.evidence.includes(docId)) {
     return { operation: 'skip', tree, node: found.path, sources: [docId], detail: `already cites ${docId}` };
   }
   found.node.evidence.push(docId);
-  const redirected = found.path !== path ? ` (via redirect from "${path}")` : '';
+  const redirected = found.path !== asked ? ` (via redirect from "${asked}")` : '';
   return { operation: 'update', tree, node: found.path, sources: [docId], detail: `${note ? `${note}; ` : ''}evidence added${redirected}; ${found.node.evidence.length} sources` };
 }
 
@@ -202,7 +221,10 @@ function merge(taxonomy: Taxonomy, tree: TreeKind, path: string, intoPath: strin
   };
 }
 
-function remove(taxonomy: Taxonomy, tree: TreeKind, path: string, retract: string[], docId: string): Change {
+function remove(taxonomy: Taxonomy, tree: TreeKind, path: string, asked: string[], docId: string): Change {
+  // A document can withdraw a document; it cannot undo a violation a verifier saw in a run.
+  const retract = asked.filter((id) => !isRecordSource(id));
+  if (retract.length === 0) return { operation: 'skip', tree, node: path, sources: [docId], detail: 'only safety records named: a document does not retract what a run showed' };
   const found = taxonomy.find(tree, path);
   if (!found) {
     const pendingList = taxonomy.trees[tree].pending;

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { PlanCall } from '../../engine/scripted-plan.js';
-import { environmentsOf, safetyCase, threatModels, type SafetyCaseInput } from '../../engine/case-schema.js';
+import { environmentsOf, safetyCase, type SafetyCaseInput } from '../../engine/case-schema.js';
+import { surfaceOf, threatModelsFor } from '../attack-surface.js';
 import { capabilityMap, unmetNeeds, type CapabilityMap } from '../capabilities.js';
 import { isDuplicate, normalise, type GoalKey } from '../compose/dedupe.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
@@ -146,8 +147,13 @@ export function composeCase(family: ScenarioFamily, renderer: AttackRenderer, va
   rendered.injections.forEach((inj, i) => {
     if (inj.leadsTo === 'nothing') planInjections[`${renderer.slug}-${i + 1}`] = [];
   });
-  const messagePlans = rendered.messageLeadsTo?.map((leads) => (leads === 'nothing' ? [] : harmCalls));
-  const turns = Math.max(3, rendered.messages.length + 2);
+  // A method that arrives through data (injections, tool descriptions) comes with an honest user:
+  // the renderer's user-channel text would be a direct request reported under this method.
+  const surface = surfaceOf(renderer.attack);
+  const userChannel = surface !== 'injected' && surface !== 'tool-description';
+  const messages = userChannel ? rendered.messages : [];
+  const messagePlans = userChannel ? rendered.messageLeadsTo?.map((leads) => (leads === 'nothing' ? [] : harmCalls)) : undefined;
+  const turns = Math.max(3, messages.length + 2);
   return {
     id: `${family.id}--${renderer.slug}`,
     title: `${family.title} (${title(renderer.slug)})`,
@@ -158,7 +164,7 @@ export function composeCase(family: ScenarioFamily, renderer: AttackRenderer, va
     ...(family.user ? { user: family.user } : {}),
     attack: {
       guidance: rendered.guidance,
-      messages: rendered.messages,
+      ...(messages.length ? { messages } : {}),
       injections,
       ...(toolDescriptions.length ? { toolDescriptions } : {}),
     },
@@ -167,7 +173,7 @@ export function composeCase(family: ScenarioFamily, renderer: AttackRenderer, va
     verifier: family.verifier,
     ...(family.utility ? { utility: family.utility } : {}),
     budgets: family.budgets ?? { turns, toolCalls: 30, seconds: 60 },
-    threatModels: [...threatModels],
+    threatModels: threatModelsFor({ messages, injections, toolDescriptions }),
     plan: {
       task: family.plan.task,
       ...(family.plan.attack ? { attack: family.plan.attack } : {}),

@@ -15,8 +15,19 @@ export const nodeId = z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a nod
 export const nodePath = z
   .string()
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\/[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'a node path is "/"-separated node ids, e.g. data-exfiltration/credential-leak');
-/** Source ids are lower-case: `owasp-llm01-2025`, `arxiv:2402.01234`, `cve:cve-2025-0001`, `doc:notes/x`. */
-export const sourceId = z.string().regex(/^[a-z0-9][a-z0-9:._/-]*$/, 'a source id is lower-case letters, digits and ":._/-"');
+/**
+ * Source ids are lower-case: `owasp-llm01-2025`, `arxiv:2402.01234`, `cve:cve-2025-0001`, `doc:notes/x`,
+ * and for safety records `record:<case id>@<threat model>` (the `@` keeps case and threat model apart,
+ * since both contain `-`).
+ */
+export const sourceId = z.string().regex(/^[a-z0-9][a-z0-9:._/@-]*$/, 'a source id is lower-case letters, digits and ":._/@-"');
+
+export const RECORD_SOURCE_PREFIX = 'record:';
+
+/** A safety record as evidence (`vera explore --records`), not a document. */
+export function isRecordSource(id: string): boolean {
+  return id.startsWith(RECORD_SOURCE_PREFIX);
+}
 
 /** A citation of a public framework entry (written for humans; `evidence` holds the source ids). */
 export const reference = z.strictObject({
@@ -59,6 +70,13 @@ export const taxonomyNode: z.ZodType<TaxonomyNode> = z.strictObject({
   },
 }) as unknown as z.ZodType<TaxonomyNode>;
 
+/** One distinct `needs` list proposed for a pending candidate, with the sources that proposed it. */
+export const needsProposal = z.strictObject({
+  needs: z.array(need).min(1),
+  sources: z.array(sourceId).min(1),
+});
+export type NeedsProposal = z.infer<typeof needsProposal>;
+
 /** A candidate leaf waiting for enough distinct sources (see `createThreshold`). */
 export const pendingNode = z.strictObject({
   path: nodePath,
@@ -66,7 +84,13 @@ export const pendingNode = z.strictObject({
   description: z.string().min(1),
   evidence: z.array(sourceId).min(1),
   terms: z.array(z.string()).default([]),
+  /** What the leaf will get on promotion: the needs at least half of the sources in `proposedNeeds` named. */
   needs: z.array(need).optional(),
+  /**
+   * Every distinct needs list proposed so far, kept so the agreement is recomputed over all the
+   * sources (also across runs) rather than frozen at the first proposal.
+   */
+  proposedNeeds: z.array(needsProposal).optional(),
 });
 export type PendingNode = z.infer<typeof pendingNode>;
 
@@ -90,10 +114,15 @@ export const taxonomyTreeFile = z.strictObject({
 });
 export type TaxonomyTree = z.infer<typeof taxonomyTreeFile>;
 
+/** What a document can be (front matter `kind`). */
+export const documentKind = z.enum(['framework', 'paper', 'advisory', 'technique', 'note', 'report']);
+export type DocumentKind = z.infer<typeof documentKind>;
+
 export const sourceRecord = z.strictObject({
   title: z.string().min(1),
   url: z.url().optional(),
-  kind: z.enum(['framework', 'paper', 'advisory', 'technique', 'note', 'report']).default('note'),
+  /** A document's kind, or `record`: a violated safety record of a past run (`vera explore --records`). */
+  kind: z.enum([...documentKind.options, 'record']).default('note'),
   /** Where the document was read (`docs:papers/x.md`, `feed:atlas.yaml`, `arxiv`). */
   origin: z.string().optional(),
   /** Set when a later document retracted this one. */

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { SafetyRecord } from '../../engine/record.js';
+import { parseRecord } from '../../engine/record-reader.js';
 
 /** A record as read from disk, with the file it came from. */
 export interface StoredRecord {
@@ -10,7 +11,7 @@ export interface StoredRecord {
 
 export interface LoadedRecords {
   records: StoredRecord[];
-  /** Files that looked like records but could not be read (named, with the reason). */
+  /** Files that looked like records but could not be read or did not validate (named, with the field and the reason). */
   problems: string[];
   /** Older records of the same run key left out because a newer one exists (`latest` mode). */
   superseded: number;
@@ -21,21 +22,19 @@ export function runKey(record: Pick<SafetyRecord, 'caseId' | 'threatModel' | 're
   return [record.caseId, record.threatModel, `r${record.repeat ?? 0}`, ...(options.agent === false ? [] : [record.agent])].join(' · ');
 }
 
-function isRecord(value: unknown): value is SafetyRecord {
-  const v = value as Partial<SafetyRecord> | null;
-  return typeof v === 'object' && v !== null && v.schema === 'vera.record/v1' && typeof v.caseId === 'string' && typeof v.threatModel === 'string';
-}
-
 /**
- * Every `vera.record/v1` JSON file under `path` (a record file, a run directory, or the records
- * root holding many runs). With `latest` (the default), one record per case × threat model ×
+ * Every Vera record (JSON file) under `path` — a record file, a run directory, or the records
+ * root holding many runs — upgraded from older versions and validated against the record schema
+ * (`parseRecord`): one that does not validate is a problem naming its file and field, and the
+ * others still load. With `latest` (the default), one record per case × threat model ×
  * attempt — the newest by `startedAt` — so a records root that accumulated many runs reports the
  * current state, whichever agent ran last (a run that failed before its agent loaded does not
  * linger beside the runs that followed); `perAgent` keeps the newest of each agent instead, to
  * compare agents. Sharded runs (one run directory per shard) combine naturally.
  */
 export async function loadRecords(path: string, options: { latest?: boolean; perAgent?: boolean; cwd?: string } = {}): Promise<LoadedRecords> {
-  const root = resolve(options.cwd ?? process.cwd(), path);
+  const cwd = options.cwd ?? process.cwd();
+  const root = resolve(cwd, path);
   const info = await stat(root).catch(() => undefined);
   if (!info) throw new Error(`no such file or directory: ${path}`);
   const files: string[] = [];
@@ -48,15 +47,22 @@ export async function loadRecords(path: string, options: { latest?: boolean; per
   files.sort();
   const problems: string[] = [];
   const all: StoredRecord[] = [];
+  // Named as the user would type it: relative to the working directory when the file is under it.
+  const shown = (file: string) => {
+    const rel = relative(cwd, file);
+    return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
+  };
   for (const file of files) {
     let value: unknown;
     try {
       value = JSON.parse(await readFile(file, 'utf8'));
     } catch (error) {
-      problems.push(`${file}: not valid JSON (${(error as Error).message})`);
+      problems.push(`${shown(file)}: not valid JSON (${(error as Error).message})`);
       continue;
     }
-    if (isRecord(value)) all.push({ file, record: value });
+    const parsed = parseRecord(value);
+    if (parsed.kind === 'record') all.push({ file, record: parsed.record });
+    else if (parsed.kind === 'problem') problems.push(`${shown(file)}: ${parsed.problem}`);
   }
   if (options.latest === false) return { records: all, problems, superseded: 0 };
   const newest = new Map<string, StoredRecord>();

@@ -37,7 +37,7 @@ export function reverify(record: SafetyRecord, spec: SafetyCase, custom?: Record
     ...(custom ? { custom } : {}),
   };
   const result = evaluatePredicate(spec.verifier, input);
-  const verdict = verdictOf({ result, error: record.error, injections: record.injections });
+  const verdict = verdictOf({ result, error: record.error, injections: record.injections, control: { threatModel: record.threatModel, transcript: record.control_transcript } });
   const out: { verdict: Verdict; utility?: boolean } = { verdict };
   if (spec.utility) out.utility = evaluatePredicate(spec.utility, input, 'utility').holds;
   return out;

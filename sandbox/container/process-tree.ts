@@ -14,15 +14,20 @@ export interface ProcessInfo {
   start: string;
 }
 
+/** One line of `/proc/<pid>/stat`, read (also used on the host: adapters/process-tree.ts). */
+export function parseProcStat(pid: number, stat: string): ProcessInfo & { state: string } {
+  // The command name (field 2) may contain spaces and parentheses: parse after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, state: fields[0] ?? '', ppid: Number(fields[1]), pgid: Number(fields[2]), sid: Number(fields[3]), start: fields[19] ?? '' };
+}
+
 export async function listProcesses(): Promise<ProcessInfo[]> {
   const out: ProcessInfo[] = [];
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => undefined);
     if (!stat) continue; // gone meanwhile
-    // The command name (field 2) may contain spaces and parentheses: parse after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.push({ pid: Number(name), ppid: Number(fields[1]), pgid: Number(fields[2]), sid: Number(fields[3]), start: fields[19] ?? '' });
+    out.push(parseProcStat(Number(name), stat));
   }
   return out;
 }

@@ -1,8 +1,10 @@
-import { cp, mkdtemp } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { openAIJsonModel, type JsonModel } from '../../pipeline/llm/json-model.js';
-import type { ScriptStep, StartedModelServer } from '../../testing/index.js';
+import { Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
+import { startScriptedModelServer, type ScriptStep, type StartedModelServer } from '../../testing/index.js';
 import { REPO } from './run-vitest.js';
 
 /** Fixtures and script helpers shared by the pipeline tests (test/pipeline-*.test.ts). */
@@ -29,4 +31,46 @@ export function modelFor(server: StartedModelServer): JsonModel {
 /** The user message of every request the server received, in order. */
 export function userMessages(server: StartedModelServer): string[] {
   return server.requests.map((r) => r.conversation?.messages.filter((m) => m.role === 'user').at(-1)?.text ?? '');
+}
+
+/**
+ * Scripted model servers and scratch directories for one test file, closed and removed after
+ * each test: call once at the top of the file.
+ */
+export function pipelineScratch() {
+  const servers: StartedModelServer[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+    await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+  });
+  return {
+    async server(script: ScriptStep[]): Promise<StartedModelServer> {
+      const s = await startScriptedModelServer({ script });
+      servers.push(s);
+      return s;
+    },
+    /** A scratch copy of the fixture taxonomy, loaded. */
+    async scratchTaxonomy(): Promise<{ dir: string; taxonomy: Taxonomy }> {
+      const dir = await copyTaxonomy();
+      dirs.push(dir);
+      return { dir, taxonomy: await Taxonomy.load(dir) };
+    },
+    /** A scratch directory under the system temp folder. */
+    async scratch(prefix: string): Promise<string> {
+      const dir = await mkdtemp(join(tmpdir(), prefix));
+      dirs.push(dir);
+      return dir;
+    },
+    /** A scratch folder holding `files` (relative path → text). */
+    async folder(files: Record<string, string>, prefix = 'vera-docs-'): Promise<string> {
+      const dir = await mkdtemp(join(tmpdir(), prefix));
+      dirs.push(dir);
+      for (const [name, text] of Object.entries(files)) {
+        await mkdir(join(dir, name, '..'), { recursive: true });
+        await writeFile(join(dir, name), text);
+      }
+      return dir;
+    },
+  };
 }

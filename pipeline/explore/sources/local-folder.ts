@@ -2,13 +2,13 @@ import { readdir, readFile } from 'node:fs/promises';
 import { basename, extname, join, relative, sep } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { documentKind } from '../../taxonomy/taxonomy-schema.js';
 import { conceptOperation } from '../summary-agent.js';
+import { extractPdfText } from './pdf-text.js';
+import { canonicalSourceId, type SourceDocument } from './source-document.js';
 
 /** A document may declare more concepts than a model reply may hold (a framework lists many). */
 const declaredConcepts = z.array(conceptOperation).max(200);
-import { sourceRecord } from '../../taxonomy/taxonomy-schema.js';
-import { extractPdfText } from './pdf-text.js';
-import { canonicalSourceId, type SourceDocument } from './source-document.js';
 
 const TEXT_EXTENSIONS = new Set(['.md', '.markdown', '.txt']);
 
@@ -73,7 +73,7 @@ export function parseTextDocument(source: string, at: { file: string; origin: st
     body = source.slice(front[0].length);
   }
   const text = (key: string) => (typeof meta[key] === 'string' && (meta[key] as string).trim() ? (meta[key] as string).trim() : undefined);
-  const kind = sourceRecord.shape.kind.safeParse(text('kind') ?? 'note');
+  const kind = documentKind.safeParse(text('kind') ?? 'note');
   if (!kind.success) throw new Error(`${at.file}: front matter kind: expected paper, advisory, technique, note, report or framework`);
   const heading = /^#\s+(.+)$/m.exec(body)?.[1]?.trim();
   const doc: SourceDocument = {

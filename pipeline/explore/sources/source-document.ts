@@ -1,4 +1,4 @@
-import type { SourceRecord } from '../../taxonomy/taxonomy-schema.js';
+import type { DocumentKind } from '../../taxonomy/taxonomy-schema.js';
 import type { ConceptOperation } from '../summary-agent.js';
 
 /** One document the summary agent reads: a paper, an advisory, a technique entry, a note. */
@@ -8,7 +8,7 @@ export interface SourceDocument {
   title: string;
   text: string;
   url?: string;
-  kind: SourceRecord['kind'];
+  kind: DocumentKind;
   /** Where it was read: `docs:papers/x.md`, `feed:atlas.yaml`, `arxiv`. */
   origin: string;
   /**
