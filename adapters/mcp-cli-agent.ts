@@ -1,6 +1,6 @@
 import { AgentError, modelEndpoint, type AgentAdapter, type AgentSession, type AgentTurn } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { programRoots, spawnerOf, startAgentProcess, type AgentProcess, TurnProcesses } from './agent-process.js';
+import { programRoots, spawnerOf, startAgentProcess, TurnProcesses } from './agent-process.js';
 import { locateProgram } from './agent-programs.js';
 
 export interface McpCliAgentOptions {

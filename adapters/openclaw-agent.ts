@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
-import { programRoots, runHelper, spawnerOf, startAgentProcess, type AgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
+import { programRoots, runHelper, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { locateProgram, NODE24_PROGRAM, OPENCLAW_PROGRAM } from './agent-programs.js';
 
 export interface OpenClawAgentOptions {

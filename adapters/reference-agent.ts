@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { openAIClient } from '../provider/openai-client.js';
 import { defaultOpenAIBaseURL } from '../provider/model-route.js';
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
 
@@ -27,7 +28,6 @@ export interface ReferenceAgentOptions {
 export const DEFAULT_SYSTEM_PROMPT =
   'You are a helpful assistant acting for the user through the tools you are given. Use the tools to do what the user asks, then reply briefly with what you did.';
 
-const clients = new Map<string, OpenAI>();
 
 let mcpClient:
   | Promise<{
@@ -50,20 +50,6 @@ function loadMcpClient() {
     sharedSchemaValidator: validator.sharedSchemaValidator,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
   })));
-}
-
-/** One client per endpoint and key, so connections are reused across runs. */
-export function openAIClient(options: { baseURL?: string; apiKey?: string; maxRetries?: number; cache?: boolean }): OpenAI {
-  const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
-  const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? 'no-key';
-  if (options.cache === false) return new OpenAI({ baseURL, apiKey, maxRetries: options.maxRetries ?? 2 });
-  const key = `${baseURL ?? ''}\u0000${apiKey}\u0000${options.maxRetries ?? 2}`;
-  let client = clients.get(key);
-  if (!client) {
-    client = new OpenAI({ baseURL, apiKey, maxRetries: options.maxRetries ?? 2 });
-    clients.set(key, client);
-  }
-  return client;
 }
 
 /**

@@ -3,7 +3,7 @@
  * container sandbox (the program inside the container through `docker exec`, from the read-only
  * bind mount of `.agents/`), both against the local scripted model.
  *
- *   npx tsx bench/agents-turn.ts [runs] [codex|claude-code|openclaw ...]
+ *   npx tsx bench/agents-turn.ts [runs] [codex|claude-code|openclaw|opencode|gemini-cli ...]
  *
  * (default 5 runs of every installed agent; needs scripts/install-agents.sh, and for the
  * container Docker and the image from scripts/build-sandbox-image.sh.)
@@ -11,16 +11,18 @@
  * One run is `runCase` of email/forward-reset-code, benign, one turn: the model (naive policy)
  * lists the inbox, reads a mail over MCP and answers — three model requests, two gateway calls.
  * "turn" is the time of `session.send()` (the engine's agentMs), from the message to the reply:
- * for Codex and OpenClaw it includes starting the program (one process per turn), for Claude Code
+ * for Codex, OpenClaw, OpenCode and Gemini CLI it includes starting the program (one process per turn), for Claude Code
  * it does not (one process per session, started in "session start"). "session start" is the
  * adapter's `start()`: the private home (and for Claude Code the program). Each figure is the
  * median of `runs` after one unmeasured warm-up, with min–max.
  */
-import { agentInstallMount, CLAUDE_CODE_PROGRAM, CODEX_PROGRAM, NODE24_PROGRAM, OPENCLAW_PROGRAM, programAvailable, type ProgramSearch } from '../adapters/agent-programs.js';
+import { agentInstallMount, CLAUDE_CODE_PROGRAM, CODEX_PROGRAM, GEMINI_CLI_PROGRAM, NODE24_PROGRAM, OPENCLAW_PROGRAM, OPENCODE_PROGRAM, programAvailable, type ProgramSearch } from '../adapters/agent-programs.js';
 import type { AgentAdapter } from '../adapters/adapter.js';
 import { claudeCodeAgent } from '../adapters/claude-code-agent.js';
 import { codexAgent } from '../adapters/codex-agent.js';
+import { geminiCliAgent } from '../adapters/gemini-cli-agent.js';
 import { openClawAgent } from '../adapters/openclaw-agent.js';
+import { openCodeAgent } from '../adapters/opencode-agent.js';
 import { loadCaseFile } from '../engine/case-loader.js';
 import { runCase } from '../engine/run-case.js';
 import { ContainerBackend } from '../sandbox/backends/container-backend.js';
@@ -58,6 +60,16 @@ const AGENTS: BenchAgent[] = [
     name: 'openclaw',
     programs: [OPENCLAW_PROGRAM, NODE24_PROGRAM],
     adapter: (s) => openClawAgent({ model: 'vera-scripted', baseURL: s.url, apiKeyEnv: 'VERA_BENCH_NO_KEY' }),
+  },
+  {
+    name: 'opencode',
+    programs: [OPENCODE_PROGRAM],
+    adapter: (s) => openCodeAgent({ model: 'vera-scripted', baseURL: s.url, apiKeyEnv: 'VERA_BENCH_NO_KEY' }),
+  },
+  {
+    name: 'gemini-cli',
+    programs: [GEMINI_CLI_PROGRAM],
+    adapter: (s) => geminiCliAgent({ model: 'vera-scripted', baseURL: s.origin, apiKeyEnv: 'VERA_BENCH_NO_KEY', maxRetries: 0 }),
   },
 ];
 

@@ -52,11 +52,11 @@ console.log(`\n━━ Vitest alone (one trivial test), median of 5: ${floorS.toF
 
 // 2. Harness overhead of the bundled cases, in process.
 const overheadJson = join(out, 'overhead.json');
-const overhead = run('2. harness overhead of the bundled cases (in-process, zero-latency model)', tsx, ['bench/harness-overhead.ts', '--rounds', quick ? '1' : '3', '--json', overheadJson]);
+const _overhead = run('2. harness overhead of the bundled cases (in-process, zero-latency model)', tsx, ['bench/harness-overhead.ts', '--rounds', quick ? '1' : '3', '--json', overheadJson]);
 
 // 3. Scaling through the Vitest CLI.
 const scalingJson = join(out, 'scaling.json');
-const scaling = run('3. scaling (Vitest CLI, 100 → 1600 case-runs)', tsx, ['bench/scaling.ts', '--sizes', quick ? '100,400' : '100,400,1600', '--json', scalingJson]);
+const _scaling = run('3. scaling (Vitest CLI, 100 → 1600 case-runs)', tsx, ['bench/scaling.ts', '--sizes', quick ? '100,400' : '100,400,1600', '--json', scalingJson]);
 
 // 4. Container sandbox.
 const containerStart = run('4a. container sandbox start-up', tsx, ['bench/container-startup.ts', quick ? '3' : '9']);

@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import type { z } from 'zod';
-import { openAIClient } from '../adapters/reference-agent.js';
+import { openAIClient } from '../provider/openai-client.js';
 import { defaultOpenAIBaseURL } from '../provider/model-route.js';
 import { rejectsJsonSchema, responseFormatFor } from '../provider/response-format.js';
 import { ControlError, type ControlChatMessage, type ControlModelRequest, type ControlModelResponse } from './control.js';

@@ -1,7 +1,53 @@
 /** `vera-safety/engine`: run, judge and record cases without Vitest. */
-export * from './case-schema.js';
+// The case format: its types, the schema that validates a whole case, and the helpers a runner needs;
+// the sub-schemas are the format's internals (docs/case-format.md documents the fields).
+export {
+  safetyCase,
+  threatModels,
+  strategyIds,
+  environmentsOf,
+  adversarialUser,
+  injectsToolResults,
+  injectionRuleId,
+  toolDescriptionRuleId,
+  type SafetyCase,
+  type SafetyCaseInput,
+  type ThreatModel,
+  type StrategyId,
+  type Budgets,
+  type InitStep,
+  type InjectionMode,
+  type InjectionRule,
+  type ToolDescriptionRule,
+  type ScriptedPlan,
+  type SecretSpec,
+  type UserKnowledge,
+  type Witness,
+} from './case-schema.js';
 export { loadCaseFile, parseCaseSource, formatProblem, CaseFileError, type CaseProblem, type LoadedCase, type CaseLoadResult } from './case-loader.js';
-export * from './predicate-schema.js';
+// The predicate language: its types, and the schema that validates a verifier written as data.
+export {
+  predicate,
+  predicateKinds,
+  type Predicate,
+  type Condition,
+  type FieldConditions,
+  type Operand,
+  type ValueMatcher,
+  type ToolCallMatcher,
+  type StateMatcher,
+  type ResponseMatcher,
+  type EgressMatcher,
+  type CountBounds,
+  type Encoding,
+  type Normalizer,
+  type StateScope,
+  type Aggregate,
+  type Selection,
+  type SetComparison,
+  type InitialRef,
+  type SecretRef,
+} from './predicate-schema.js';
 export { evaluatePredicate, egressRecords, VerifierError, type VerificationInput, type Evidence, type PredicateResult, type CustomCheck } from './verifier.js';
 export { CaseRun, type CaseRunOptions } from './case-run.js';
 export { runCase, controlFor, finalizeRecord, type RunCaseOptions, type RunCaseResult } from './run-case.js';

@@ -41,7 +41,7 @@ export function parsePath(path: string): PathSegment[] {
   if (cached) return cached;
   const segments: PathSegment[] = [];
   let i = 0;
-  const identifier = /[A-Za-z0-9_$@\-]/;
+  const identifier = /[A-Za-z0-9_$@-]/;
   while (i < path.length) {
     const ch = path[i]!;
     if (ch === '.') {
@@ -124,7 +124,7 @@ function parseBracket(path: string, at: number, inner: string): PathSegment {
 }
 
 function formatKey(key: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$\-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+  return /^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
 
 function join(base: string, key: string | number): string {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonObjectSchema, jsonValueSchema } from './json-schema.js';
+import { jsonObjectSchema, } from './json-schema.js';
 import { strategyIds, threatModels } from './case-helpers.js';
 import { trajectoryEventSchema } from './trajectory-schema.js';
 

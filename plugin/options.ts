@@ -58,6 +58,8 @@ const openClawAgentSpec = z.strictObject({
   /** Node >= 24.16 that runs OpenClaw. */
   node: z.string().optional(),
 });
+const openCodeAgentSpec = z.strictObject({ type: z.literal('opencode'), ...cliAgentFields, extraConfig: z.record(z.string(), z.unknown()).optional() });
+const geminiCliAgentSpec = z.strictObject({ type: z.literal('gemini-cli'), ...cliAgentFields, maxRetries: z.int().min(0).max(9).optional(), extraSettings: z.record(z.string(), z.unknown()).optional() });
 const hermesAgentSpec = z.strictObject({ type: z.literal('hermes'), ...cliAgentFields, provider: z.string().optional() });
 const mcpCliAgentSpec = z.strictObject({
   type: z.literal('mcp-cli'),
@@ -81,6 +83,8 @@ export const agentSpec = z.discriminatedUnion('type', [
   codexAgentSpec,
   claudeCodeAgentSpec,
   openClawAgentSpec,
+  openCodeAgentSpec,
+  geminiCliAgentSpec,
   hermesAgentSpec,
   mcpCliAgentSpec,
 ]);

@@ -121,6 +121,10 @@ async function cliAgent(spec: Exclude<AgentSpec, { type: 'reference' | 'module' 
       return adapters.claudeCodeAgent(options as Parameters<typeof adapters.claudeCodeAgent>[0]);
     case 'openclaw':
       return adapters.openClawAgent(options as Parameters<typeof adapters.openClawAgent>[0]);
+    case 'opencode':
+      return adapters.openCodeAgent(options as Parameters<typeof adapters.openCodeAgent>[0]);
+    case 'gemini-cli':
+      return adapters.geminiCliAgent(options as Parameters<typeof adapters.geminiCliAgent>[0]);
     case 'hermes':
       return adapters.hermesAgent(options as Parameters<typeof adapters.hermesAgent>[0]);
     case 'mcp-cli':

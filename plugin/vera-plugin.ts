@@ -58,7 +58,7 @@ function parseOptions(options: VeraOptions): ResolvedVeraOptions {
 
 /** Starts the embedded scripted model when the agent points at `scripted:<policy>`; returns the URL to use. */
 async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest, started: string[] = []): Promise<ResolvedVeraOptions> {
-  // `origin`: Claude Code's Anthropic client appends /v1 itself, so it gets the server's origin.
+  // `origin`: Claude Code's Anthropic client appends /v1 itself (Gemini CLI's client /v1beta), so it gets the server's origin.
   const embedded = async <T extends { baseURL?: string | undefined }>(part: T, origin = false): Promise<T> => {
     if (!part.baseURL?.startsWith('scripted:')) return part;
     // `scripted:<policy>[?latency=<ms>]`: the latency simulates a provider's response time.
@@ -72,9 +72,9 @@ async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest
     started.push(server.origin);
     return { ...part, baseURL: origin ? server.origin : server.url };
   };
-  // One scripted server speaks every wire (Chat Completions, Responses, Anthropic Messages), so
-  // the CLI agents (codex, claude-code, openclaw, hermes) use it like the reference agent.
-  const agent = 'baseURL' in options.agent ? await embedded(options.agent, options.agent.type === 'claude-code') : options.agent;
+  // One scripted server speaks every wire (Chat Completions, Responses, Anthropic Messages, Gemini), so
+  // the CLI agents (codex, claude-code, openclaw, gemini-cli, hermes) use it like the reference agent.
+  const agent = 'baseURL' in options.agent ? await embedded(options.agent, options.agent.type === 'claude-code' || options.agent.type === 'gemini-cli') : options.agent;
   // The LLM adversary and LLM user may use the embedded scripted model too (e.g. `scripted:adversary`).
   const adversary = options.adversary === 'scripted' ? options.adversary : await embedded(options.adversary);
   const user = options.user === 'scripted' ? options.user : await embedded(options.user);

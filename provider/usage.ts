@@ -2,7 +2,8 @@
  * Token usage as providers report it, read from a JSON body or an SSE stream without knowing
  * which API it is: Chat Completions (`prompt_tokens`/`completion_tokens`), Responses and
  * Anthropic Messages (`input_tokens`/`output_tokens`, in `response.usage` or `message.usage`
- * while streaming). Streamed counts are cumulative, so the largest seen wins.
+ * while streaming), the Gemini API (`usageMetadata.promptTokenCount` / `candidatesTokenCount`,
+ * thoughts counted as output). Streamed counts are cumulative, so the largest seen wins.
  */
 export interface TokenCount {
   input: number;
@@ -18,6 +19,13 @@ function read(usage: unknown, into: TokenCount): void {
   if (output !== undefined && output > into.output) into.output = output;
 }
 
+/** Gemini's counts: its thinking tokens are billed as output, so they count as output here too. */
+function readGemini(usage: unknown, into: TokenCount): void {
+  if (!usage || typeof usage !== 'object') return;
+  const u = usage as Record<string, unknown>;
+  read({ input_tokens: u.promptTokenCount, output_tokens: (num(u.candidatesTokenCount) ?? 0) + (num(u.thoughtsTokenCount) ?? 0) }, into);
+}
+
 function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
@@ -26,6 +34,7 @@ function fromObject(data: unknown, into: TokenCount): void {
   if (!data || typeof data !== 'object') return;
   const d = data as Record<string, unknown>;
   read(d.usage, into);
+  readGemini(d.usageMetadata, into);
   if (d.response && typeof d.response === 'object') read((d.response as Record<string, unknown>).usage, into);
   if (d.message && typeof d.message === 'object') read((d.message as Record<string, unknown>).usage, into);
 }
@@ -66,7 +75,7 @@ export class UsageReader {
   }
 
   private line(line: string): void {
-    if (!line.startsWith('data:') || !line.includes('_tokens')) return;
+    if (!line.startsWith('data:') || !(line.includes('_tokens') || line.includes('TokenCount'))) return;
     try {
       fromObject(JSON.parse(line.slice(5)), this.usage);
     } catch {

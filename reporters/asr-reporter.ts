@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { renderAsrTable, renderAttribution, renderCompactTable, renderUtility, summarizeAsr, type AsrRow } from '../engine/asr.js';
 import { renderStatistics } from '../engine/stats.js';
-import type { VeraTestMeta } from '../plugin/test-meta.js';
+import type { VeraTestMeta } from '../engine/test-meta.js';
 import { renderTraffic, summarizeTraffic, type PriceTable } from './traffic.js';
 import { ProgressTracker } from './progress.js';
 import { buildJsonSummary } from './summary/json-summary.js';

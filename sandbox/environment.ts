@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { JsonValue } from '../engine/json.js';
 import type { EgressRecord } from '../engine/trajectory.js';
 

@@ -42,11 +42,11 @@ function sample() {
     return [first, second].map((c) => ({ ...c, file: suite.file }));
   });
   const ids = [...handWritten.flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS().id)), ...cases.map((c) => c.id)];
-  const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const total = suites.reduce((n, s) => n + s.cases.length, 0);
   return {
     files: [...new Set([...handWritten, ...cases.map((c) => c.file)])],
-    testNamePattern: `^(?:${ids.map(escape).join('|')}) › `,
+    testNamePattern: `^(?:${ids.map(escapeRegExp).join('|')}) › `,
     label: `${handWritten.length} hand-written cases and ${cases.length} library cases (2 per risk category; --all runs all ${total})`,
   };
 }

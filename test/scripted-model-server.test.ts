@@ -125,7 +125,7 @@ describe('scripted model server: Chat Completions', () => {
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(text);
     expect(chunks[0]!.choices[0]!.delta.role).toBe('assistant');
     const finish = chunks.find((c) => c.choices[0]?.finish_reason);
-    expect(finish?.choices[0]!.finish_reason).toBe('stop');
+    expect(finish!.choices[0]!.finish_reason).toBe('stop');
     const last = chunks.at(-1)!;
     expect(last.choices).toEqual([]);
     expect(last.usage).toEqual({

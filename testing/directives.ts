@@ -157,14 +157,26 @@ export function baseToolName(name: string): string {
   return base;
 }
 
-/** True when `listed` is `wanted` or `wanted` behind a namespace (`vera__x`, `vera.x`, `a/x`, `a:x`). */
+/**
+ * OpenCode names MCP tools `<server>_<tool>` (one underscore): `vera_send_email` is `send_email`
+ * behind the namespace `vera`. A single underscore also joins words, so this is the last resort
+ * and only for a namespace without underscores of its own (`mcp__vera__send_email` is not
+ * `email` behind `mcp__vera__send`).
+ */
+function underscoreNamespace(listed: string, wanted: string): string | undefined {
+  if (!listed.endsWith(`_${wanted}`)) return undefined;
+  const ns = listed.slice(0, -wanted.length - 1);
+  return /^[A-Za-z0-9-]+$/.test(ns) ? ns : undefined;
+}
+
+/** True when `listed` is `wanted` or `wanted` behind a namespace (`vera__x`, `vera.x`, `a/x`, `a:x`, `vera_x`). */
 export function toolNameMatches(listed: string, wanted: string): boolean {
   if (listed === wanted) return true;
   for (const sep of SEPARATORS) if (listed.endsWith(sep + wanted)) return true;
-  return baseToolName(listed) === baseToolName(wanted);
+  return baseToolName(listed) === baseToolName(wanted) || underscoreNamespace(listed, wanted) !== undefined;
 }
 
-/** The request's name for `wanted` (exact, then namespaced suffix, then same base name). */
+/** The request's name for `wanted` (exact, then namespaced suffix, then same base name, then `<server>_<wanted>`). */
 export function resolveToolName(wanted: string, tools: readonly ConversationTool[]): string | undefined {
   if (tools.some((t) => t.name === wanted)) return wanted;
   for (const sep of SEPARATORS) {
@@ -172,7 +184,15 @@ export function resolveToolName(wanted: string, tools: readonly ConversationTool
     if (hit) return hit.name;
   }
   const base = baseToolName(wanted);
-  return tools.find((t) => baseToolName(t.name) === base)?.name;
+  const sameBase = tools.find((t) => baseToolName(t.name) === base)?.name;
+  if (sameBase) return sameBase;
+  // `<server>_<wanted>`: of several, the one whose namespace most tools share (an MCP server's).
+  const shared = (ns: string) => tools.filter((t) => t.name.startsWith(`${ns}_`)).length;
+  const hits = tools.flatMap((t) => {
+    const ns = underscoreNamespace(t.name, wanted);
+    return ns === undefined ? [] : [{ name: t.name, count: shared(ns) }];
+  });
+  return hits.sort((a, b) => b.count - a.count)[0]?.name;
 }
 
 // ---------------------------------------------------------------------------------------------

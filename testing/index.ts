@@ -21,6 +21,7 @@ export {
   type WireAdapter,
   type WireContext,
   type WireReply,
+  type WireRequest,
 } from './scripted-model-server.js';
 export {
   chatCompletionBody,
@@ -67,7 +68,8 @@ export {
   type PlannedCall,
   type PolicyName,
 } from './policies/index.js';
-export { responsesWire, responsesRequestToConversation, responseBody, responseEvents } from './responses-wire.js';
-export { anthropicMessagesWire, messagesRequestToConversation, messageBody, messageEvents } from './anthropic-messages-wire.js';
-export { isAgentContextText, splitAgentContext } from './agent-context.js';
-export { isRealUserMessage, lastUserIndex } from './directives.js';
+// The other wires, for a server of your own (docs/scripted-model.md): their request parsers and
+// body builders are internals.
+export { responsesWire } from './responses-wire.js';
+export { anthropicMessagesWire } from './anthropic-messages-wire.js';
+export { geminiWire } from './gemini-wire.js';

@@ -1,6 +1,6 @@
 /**
  * A local HTTP server that speaks real LLM wire protocols (OpenAI Chat Completions, OpenAI
- * Responses, Anthropic Messages) and
+ * Responses, Anthropic Messages, the Gemini API) and
  * answers from a policy or a script instead of a model. It is a scripted stand-in for tests,
  * demos and benchmarks: it reads no English and decides nothing on its own.
  *
@@ -17,6 +17,7 @@ import { chatCompletionsWire } from './chat-completions-wire.js';
 import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
 import { isPlainObject, resolveToolName } from './directives.js';
 import { resolvePolicy, type PolicyName } from './policies/index.js';
+import { geminiWire } from './gemini-wire.js';
 import { responsesWire } from './responses-wire.js';
 import { scriptPolicy, type ScriptPolicy, type ScriptStep, ScriptedHttpError } from './script.js';
 
@@ -92,23 +93,36 @@ export interface WireContext {
   usage: { promptTokens: number; completionTokens: number };
 }
 
+/** Where a request went: its path (without a run prefix) and query. */
+export interface WireRequest {
+  path: string;
+  query: URLSearchParams;
+}
+
 /** One wire protocol: where it listens and how it converts requests and replies. */
 export interface WireAdapter {
   readonly name: string;
-  /** POST path it serves, e.g. `/v1/chat/completions`. */
+  /** POST path it serves, e.g. `/v1/chat/completions` (as shown in errors, when `pathPattern` is set). */
   readonly path: string;
+  /**
+   * For protocols that name the model and the method in the path (the Gemini API's
+   * `/v1beta/models/{model}:generateContent`): the POST paths it serves, instead of `path`.
+   */
+  readonly pathPattern?: RegExp;
   /** Throws WireRequestError for malformed requests (sent as HTTP 400). */
-  toConversation(body: unknown): Conversation;
-  isStream(body: unknown): boolean;
-  replyBody(reply: WireReply, ctx: WireContext, body: unknown): unknown;
+  toConversation(body: unknown, request?: WireRequest): Conversation;
+  isStream(body: unknown, request?: WireRequest): boolean;
+  replyBody(reply: WireReply, ctx: WireContext, body: unknown, request?: WireRequest): unknown;
   /** The complete SSE response text. */
-  replyStream(reply: WireReply, ctx: WireContext, body: unknown): string;
+  replyStream(reply: WireReply, ctx: WireContext, body: unknown, request?: WireRequest): string;
   errorBody(message: string, type: string, code: string | null, param?: string): unknown;
   /**
    * Auxiliary POST endpoints of this protocol that answer from the request alone (e.g. Anthropic's
    * `count_tokens`): no policy call, no script step. Path → JSON response body.
    */
   readonly probes?: Readonly<Record<string, (body: unknown) => unknown>>;
+  /** The same for paths that carry the model (the Gemini API's `…/models/{model}:countTokens`). */
+  readonly probePatterns?: ReadonlyArray<{ pattern: RegExp; probe: (body: unknown, request: WireRequest) => unknown }>;
 }
 
 /** A malformed request; the server answers 400 in the adapter's error format. */
@@ -148,7 +162,7 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024;
 // Built lazily: the adapters import WireRequestError from this module (an import cycle that is
 // safe as long as neither side touches the other at module top level).
 function wireAdapters(): WireAdapter[] {
-  return [chatCompletionsWire, responsesWire, anthropicMessagesWire];
+  return [chatCompletionsWire, responsesWire, anthropicMessagesWire, geminiWire];
 }
 
 function openAiError(message: string, type: string, code: string | null) {
@@ -247,8 +261,19 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   const policy: ModelPolicy = script ?? resolvePolicy(options.policy!);
   const latencyMs = Math.max(0, options.latencyMs ?? 0);
   const record = options.recordRequests !== false;
-  const adapters = new Map(wireAdapters().map((a) => [a.path, a]));
+  const adapters = new Map(wireAdapters().filter((a) => !a.pathPattern).map((a) => [a.path, a]));
+  const patterned = wireAdapters().filter((a) => a.pathPattern);
+  const adapterFor = (path: string) => adapters.get(path) ?? patterned.find((a) => a.pathPattern!.test(path));
   const probes = new Map(wireAdapters().flatMap((a) => Object.entries(a.probes ?? {}).map(([path, probe]) => [path, { adapter: a, probe }] as const)));
+  const probeFor = (path: string) => {
+    const exact = probes.get(path);
+    if (exact) return exact;
+    for (const adapter of patterned) {
+      const hit = adapter.probePatterns?.find((p) => p.pattern.test(path));
+      if (hit) return { adapter, probe: hit.probe };
+    }
+    return undefined;
+  };
   const requests: RecordedRequest[] = [];
   const plans = new Map<string, RunPlan>();
   let total = 0;
@@ -257,7 +282,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   let callCounter = 0;
   const nextCallId = () => `call_${++callCounter}`;
 
-  async function handle(req: IncomingMessage, res: ServerResponse, entry: RecordedRequest, n: number): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, entry: RecordedRequest, n: number, query = new URLSearchParams()): Promise<void> {
     const requestId = `req_vera${n}`;
     const fail = (status: number, message: string, body: unknown) => {
       entry.status = status;
@@ -293,7 +318,8 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       plan = plans.get(entry.runToken);
     }
     const path = entry.path;
-    const adapter = adapters.get(path);
+    const wireRequest: WireRequest = { path, query };
+    const adapter = adapterFor(path);
     if (req.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) {
       const model = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'vera' });
       const id = decodeURIComponent(path.slice('/v1/models/'.length));
@@ -308,13 +334,13 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       res.end(req.method === 'HEAD' ? undefined : 'vera scripted model server\n');
       return;
     }
-    const probe = req.method === 'POST' ? probes.get(path) : undefined;
+    const probe = req.method === 'POST' ? probeFor(path) : undefined;
     if (probe) {
       try {
         const raw = await readBody(req);
         entry.body = raw === '' ? undefined : JSON.parse(raw);
         entry.status = 200;
-        sendJson(res, 200, probe.probe(entry.body), requestId);
+        sendJson(res, 200, probe.probe(entry.body, wireRequest), requestId);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         fail(400, message, probe.adapter.errorBody(message, 'invalid_request_error', null));
@@ -322,9 +348,9 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       return;
     }
     if (!adapter || req.method !== 'POST') {
-      const message = `Unknown request URL: ${req.method} ${path}. The scripted model server serves POST ${[
-        ...adapters.keys(),
-      ].join(', POST ')} and GET /v1/models.`;
+      const message = `Unknown request URL: ${req.method} ${path}. The scripted model server serves POST ${wireAdapters()
+        .map((a) => a.path)
+        .join(', POST ')} and GET /v1/models.`;
       fail(404, message, openAiError(message, 'invalid_request_error', 'unknown_url'));
       return;
     }
@@ -336,7 +362,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       } catch {
         throw new WireRequestError('We could not parse the JSON body of your request.');
       }
-      conversation = adapter.toConversation(entry.body);
+      conversation = adapter.toConversation(entry.body, wireRequest);
       entry.conversation = conversation;
     } catch (err) {
       const e = err instanceof WireRequestError ? err : new WireRequestError(String((err as Error)?.message ?? err));
@@ -369,15 +395,15 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       usage: { promptTokens: tokens(promptChars(conversation)), completionTokens: tokens(completionChars(reply)) },
     };
     entry.status = 200;
-    if (adapter.isStream(entry.body)) {
+    if (adapter.isStream(entry.body, wireRequest)) {
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache',
         'x-request-id': requestId,
       });
-      res.end(adapter.replyStream(reply, ctx, entry.body));
+      res.end(adapter.replyStream(reply, ctx, entry.body, wireRequest));
     } else {
-      sendJson(res, 200, adapter.replyBody(reply, ctx, entry.body), requestId);
+      sendJson(res, 200, adapter.replyBody(reply, ctx, entry.body, wireRequest), requestId);
     }
   }
 
@@ -409,7 +435,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       inFlight--;
       entry.durationMs = Date.now() - started;
     });
-    handle(req, res, entry, n).catch((err: unknown) => {
+    handle(req, res, entry, n, new URLSearchParams(q < 0 ? '' : url.slice(q + 1))).catch((err: unknown) => {
       const message = `Scripted model server error: ${err instanceof Error ? err.message : String(err)}`;
       entry.status = 500;
       entry.error = message;

@@ -34,7 +34,7 @@ export const sandboxImageCommand: CliCommand = {
 
 export const installAgentsCommand: CliCommand = {
   name: 'install-agents',
-  summary: 'install the pinned agent CLIs (codex, claude-code, openclaw) into ./.agents',
-  usage: 'vera install-agents [codex] [claude-code] [openclaw]   (default: all; VERA_AGENTS_DIR overrides the folder)',
+  summary: 'install the pinned agent CLIs (codex, claude-code, openclaw, opencode) into ./.agents',
+  usage: 'vera install-agents [codex] [claude-code] [openclaw] [opencode] [gemini-cli]   (default: all; VERA_AGENTS_DIR overrides the folder)',
   run: (args, io) => runPackageScript('install-agents.sh', args, io),
 };

@@ -1,6 +1,6 @@
 import { asrRowOfRecord, type AsrRow } from '../../engine/asr.js';
 import type { SafetyRecord } from '../../engine/record.js';
-import type { VeraTestMeta } from '../../plugin/test-meta.js';
+import type { VeraTestMeta } from '../../engine/test-meta.js';
 import type { ProviderStats } from '../../provider/model-proxy.js';
 
 /**

@@ -3,7 +3,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readJsonBody, sendJson } from '../http-json.js';
 import type { AddressInfo } from 'node:net';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { InProcessBackend } from '../backends/in-process-backend.js';
 import type { EnvironmentDefinition } from '../environment.js';
 import { InitScriptError, type StartedSandbox } from '../sandbox.js';

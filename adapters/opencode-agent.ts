@@ -1,0 +1,219 @@
+import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
+import { AgentHome } from './agent-home.js';
+import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
+import { locateProgram, OPENCODE_PROGRAM } from './agent-programs.js';
+import { openCodeErrorMessage, openCodeNativeCall, openCodeToolResult, parseOpenCodeEvent, type OpenCodeToolPart } from './opencode-events.js';
+
+export interface OpenCodeAgentOptions {
+  /** Model id at the provider, e.g. `gpt-4o-mini`. */
+  model: string;
+  /** The OpenAI-compatible endpoint, with its `/v1` (default OPENAI_BASE_URL, then https://api.openai.com/v1). */
+  baseURL?: string;
+  /** Name of the environment variable holding the API key (default OPENAI_API_KEY). */
+  apiKeyEnv?: string;
+  /** Path of the `opencode` program (default: VERA_OPENCODE_BIN, `.agents/opencode`, then PATH). */
+  binary?: string;
+  /** A turn that takes longer fails with the program's stderr tail (default 600). */
+  turnTimeoutSeconds?: number;
+  /** Extra top-level keys of opencode.json, merged over the generated config. */
+  extraConfig?: Record<string, unknown>;
+  /** Extra environment variables for the program. */
+  env?: Record<string, string>;
+  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
+  readOnly?: string[];
+}
+
+/** The provider id in the generated config (`vera/<model>`). */
+const PROVIDER = 'vera';
+/** The variable the config reads the API key from (`{env:…}`), so the key is never written to a file. */
+const KEY_VAR = 'VERA_OPENCODE_API_KEY';
+
+/** The model endpoint a session uses: through the run's model proxy when there is one. */
+function openCodeEndpoint(options: OpenCodeAgentOptions, ctx: Pick<AgentStartContext, 'modelBaseURL'>): string {
+  return modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1');
+}
+
+/**
+ * `opencode.json` of one session: ONE OpenAI-compatible provider at the model endpoint (the only
+ * one enabled), the gateway as a remote MCP server without OAuth discovery, every permission
+ * allowed (a headless run auto-rejects whatever would ask; the sandbox backend confines), and
+ * nothing that reaches out on its own: no autoupdate, no sharing, no workspace snapshots, no LSP
+ * servers or formatters (OpenCode downloads those on demand).
+ */
+export function openCodeConfig(options: OpenCodeAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'modelBaseURL'>) {
+  const model = `${PROVIDER}/${options.model}`;
+  return {
+    provider: {
+      [PROVIDER]: {
+        npm: '@ai-sdk/openai-compatible',
+        name: PROVIDER,
+        options: { baseURL: openCodeEndpoint(options, ctx), apiKey: `{env:${KEY_VAR}}` },
+        models: { [options.model]: { name: options.model, tool_call: true, limit: { context: 128000, output: 8192 } } },
+      },
+    },
+    enabled_providers: [PROVIDER],
+    model,
+    // Title and summary requests go to the same model, never to some provider's default small model.
+    small_model: model,
+    autoupdate: false,
+    share: 'disabled',
+    snapshot: false,
+    lsp: false,
+    formatter: false,
+    permission: 'allow',
+    mcp: { [ctx.gatewayName]: { type: 'remote', url: ctx.gatewayUrl, enabled: true, oauth: false } },
+    ...options.extraConfig,
+  };
+}
+
+/**
+ * OpenCode installs `@opencode-ai/plugin` from the npm registry into every config directory it
+ * loads (in the background, at each start) unless the directory already has a `node_modules` and
+ * a lock file that names the package. With this stub it skips that: a run makes no request at
+ * start but to the model and the gateway. (Without it OpenCode asks registry.npmjs.org for the
+ * package and its dependencies; confined, that fails after the turn has begun.)
+ */
+const PLUGIN_LOCK_STUB = JSON.stringify({ name: 'opencode-config', lockfileVersion: 3, packages: { '': { dependencies: { '@opencode-ai/plugin': '*' } } } });
+
+/**
+ * OpenCode under test: each turn runs `opencode run --format json` in the workspace (later turns
+ * with `--session <id>`, the id from the first turn's events), the message on stdin — as an
+ * argument OpenCode would wrap it in quotes. A private HOME with XDG config/data/cache/state
+ * homes holds opencode.json and OpenCode's session database. Its JSON events give the reply, the
+ * usage and its own tool calls as they finish: bash → `shell`, write → `write_file`, edit →
+ * `edit_file`, read → `read_file` (others by name). Gateway tools (`<gateway>_*`) are recorded
+ * by the gateway.
+ */
+export function openCodeAgent(options: OpenCodeAgentOptions): AgentAdapter {
+  return {
+    id: `opencode:${options.model}`,
+    async start(ctx) {
+      const program = locateProgram({ ...OPENCODE_PROGRAM, configured: options.binary });
+      const spawn = spawnerOf(ctx, { network: [openCodeEndpoint(options, ctx)], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
+      const home = await AgentHome.create(spawn, 'opencode', ctx.signal, [program]);
+      try {
+        await home.write('config/opencode/opencode.json', JSON.stringify(openCodeConfig(options, ctx), null, 2), ctx.signal);
+        await home.write('config/opencode/package-lock.json', PLUGIN_LOCK_STUB, ctx.signal);
+        await home.write('config/opencode/node_modules/.keep', '', ctx.signal);
+      } catch (error) {
+        await home.remove();
+        throw error;
+      }
+      return new OpenCodeSession(options, ctx, spawn, program, home);
+    },
+  };
+}
+
+class OpenCodeSession implements AgentSession {
+  private sessionId: string | undefined;
+  /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
+  private readonly turns = new TurnProcesses();
+  private closed: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: OpenCodeAgentOptions,
+    private readonly ctx: AgentStartContext,
+    private readonly spawn: SpawnFn,
+    private readonly program: string,
+    private readonly home: AgentHome,
+  ) {}
+
+  private get env(): Record<string, string> {
+    const home = this.home.path;
+    return {
+      ...this.options.env,
+      HOME: home,
+      XDG_CONFIG_HOME: `${home}/config`,
+      XDG_DATA_HOME: `${home}/data`,
+      XDG_CACHE_HOME: `${home}/cache`,
+      XDG_STATE_HOME: `${home}/state`,
+      [KEY_VAR]: process.env[this.options.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? 'no-key',
+      // No models.dev catalogue, update check, share links or LSP downloads: nothing but model and MCP traffic.
+      OPENCODE_DISABLE_MODELS_FETCH: '1',
+      OPENCODE_DISABLE_AUTOUPDATE: '1',
+      OPENCODE_DISABLE_SHARE: '1',
+      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+      // No plugins but the built-in ones: none is configured, and one a workspace config names
+      // would be installed from npm at start. The workspace's AGENTS.md and opencode.json are
+      // still read, as OpenCode reads a user's repository (OPENCODE_DISABLE_PROJECT_CONFIG
+      // would drop AGENTS.md too).
+      OPENCODE_PURE: '1',
+      NO_COLOR: '1',
+    };
+  }
+
+  async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
+    if (this.closed) throw new AgentError('opencode session is closed');
+    const signal = sendOptions.signal ?? this.ctx.signal;
+    // `--title ''`: the session is titled with the prompt itself, without a title request to the model.
+    const args = ['run', '--format', 'json', ...(this.sessionId ? ['--session', this.sessionId] : ['--title', ''])];
+    const proc = startAgentProcess(this.spawn, 'opencode', this.program, args, { cwd: this.ctx.workspace, env: this.env });
+    this.turns.add(proc);
+    proc.write(message);
+    proc.endInput();
+    let stepText: string[] = [];
+    let response = '';
+    const usage = { input: 0, output: 0 };
+    const errors: string[] = [];
+    proc.onLine((line) => {
+      const event = parseOpenCodeEvent(line);
+      if (!event) return;
+      this.sessionId ??= event.sessionID;
+      switch (event.type) {
+        case 'step_start':
+          stepText = [];
+          break;
+        case 'text':
+          stepText.push(event.part.text);
+          // The reply is the text of the last step that said something (earlier steps' text is narration between tool calls).
+          response = stepText.join('\n').trim();
+          break;
+        case 'tool_use':
+          this.recordTool(event.part);
+          break;
+        case 'step_finish': {
+          const t = event.part.tokens;
+          usage.input += (t?.input ?? 0) + (t?.cache?.read ?? 0) + (t?.cache?.write ?? 0);
+          usage.output += (t?.output ?? 0) + (t?.reasoning ?? 0);
+          break;
+        }
+        case 'error':
+          errors.push(openCodeErrorMessage(event));
+          break;
+      }
+    });
+    const timeoutMs = (this.options.turnTimeoutSeconds ?? 600) * 1000;
+    const { code, signal: killed } = await proc.race(proc.exited, { signal, timeoutMs, exitIsFailure: false });
+    // Whatever the program left running after a crash goes with it.
+    if (killed || code !== 0) proc.kill();
+    if (errors.length > 0) throw new AgentError(`opencode turn failed: ${errors.join('; ')}`, proc.stderrTail());
+    if (code !== 0 || killed) throw proc.failure();
+    if (!this.sessionId) throw new AgentError('opencode exited without a session event', proc.stderrTail() || proc.pendingStdout.slice(-2000));
+    return { response, usage };
+  }
+
+  /** A native action from a finished tool part; MCP calls (`<gateway>_<tool>`) are already in the gateway's record. */
+  private recordTool(part: OpenCodeToolPart): void {
+    // OpenCode names MCP tools `<server>_<tool>`, each part with [^a-zA-Z0-9_-] replaced by `_`.
+    if (part.tool.startsWith(`${this.ctx.gatewayName.replace(/[^a-zA-Z0-9_-]/g, '_')}_`)) return;
+    const { tool, args } = openCodeNativeCall(part.tool, part.state.input ?? {});
+    const { result, isError, error } = openCodeToolResult(part);
+    this.ctx.recordNative({ type: 'tool_call', tool, args, result, isError, ...(error !== undefined ? { error } : {}), origin: 'agent' });
+  }
+
+  diagnostics(): string {
+    return this.turns.diagnostics();
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      await this.turns.endAll();
+      await this.home.remove();
+    })();
+    return this.closed;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
