@@ -158,16 +158,23 @@ awk -F'\t' -v N="$N" -v C="$C" -v lats="$LATENCIES" -v peers="$PEERS" '
     for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
     return v[int((c + 1) / 2)]
   }
-  NR > 1 { k = $1 SUBSEP $2; n[k]++; for (c = 4; c <= 6; c++) x[k, n[k], c] = $c; x[k, n[k], 0] = $6 > $5 ? $6 : $5 }
+  # A run that failed (non-zero exit) or made fewer than N model calls measured nothing: it is
+  # counted, never timed; a peer with no good run in a setting is reported FAILED, not as a time.
+  NR > 1 { k = $1 SUBSEP $2; runs[k]++; if ($9 != 0 || $7 + 0 != N) { bad[k]++; next }
+           n[k]++; for (c = 4; c <= 6; c++) x[k, n[k], c] = $c; x[k, n[k], 0] = $6 > $5 ? $6 : $5 }
   END {
     nl = split(lats, L, " "); np = split(peers, P, " ")
     for (a = 1; a <= nl; a++) {
-      b = L[a] SUBSEP P[1]; bw = med(4, b); bm = med(0, b)
+      b = L[a] SUBSEP P[1]; base = (b in n); if (base) { bw = med(4, b); bm = med(0, b) }
       for (q = 1; q <= np; q++) {
-        k = L[a] SUBSEP P[q]; if (!(k in n)) continue
+        k = L[a] SUBSEP P[q]; if (!(k in runs)) continue
+        if (!(k in n)) { printf "L=%-4s %-10s FAILED: %d of %d runs failed or made fewer than %d model calls (no time reported)\n", L[a], P[q], bad[k], runs[k], N; continue }
         w = med(4, k); m = med(0, k)
+        if (!base) { bw = w; bm = m }
         line = sprintf("L=%-4s %-10s wall %6.2f s (%.2fx)  peak %4d MB (%.2fx)  [tree %4d, maxrss %4d]", L[a], P[q], w, w / bw, m, m / bm, med(6, k), med(5, k))
         if (L[a] > 0) line = line sprintf("  wall/ideal %.2fx", w / (N * L[a] / C / 1000))
+        if (k in bad) line = line sprintf("  (%d of %d runs failed, left out)", bad[k], runs[k])
+        if (!base) line = line sprintf("  (ratios to itself: %s failed)", P[1])
         print line
       }
       if (L[a] > 0) printf "L=%-4s ideal N*L/C = %.2f s; in whole waves ceil(N/C)*L = %.2f s\n", L[a], N * L[a] / C / 1000, int((N + C - 1) / C) * L[a] / 1000
