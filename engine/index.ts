@@ -61,11 +61,7 @@ export { generateSecrets, fillSecrets, secretNamesIn, type Secrets } from './sec
 export { Trajectory, type TrajectoryEvent, type ToolCallEvent, type MessageEvent, type EgressRecord } from './trajectory.js';
 export {
   asrTable,
-  renderAsrTable,
-  renderCompactTable,
-  renderUtility,
   riskCategory,
-  formatAsr,
   taxonomyTable,
   taxonomyAncestors,
   summarizeAsr,
@@ -83,8 +79,6 @@ export {
   successWithinK,
   utilityStatistics,
   statisticsByThreatModel,
-  renderStatistics,
-  formatRate,
   attemptGroupKey,
   type Interval,
   type Rate,

@@ -158,33 +158,3 @@ function orderOf(model: string): number {
   const i = THREAT_ORDER.indexOf(model);
   return i < 0 ? THREAT_ORDER.length : i;
 }
-
-const percent = (x: number) => `${Math.round(x * 100)}%`;
-
-/** `5/13 38% [18–61%]`, or `–` when nothing was judged. */
-export function formatRate(r: Rate): string {
-  if (r.n === 0) return '–';
-  return `${r.successes}/${r.n} ${percent(r.rate ?? 0)} [${percent(r.interval.low)}–${percent(r.interval.high)}]`;
-}
-
-/**
- * A plain-text block under the ASR table: per threat model, ASR per run with its 95% Wilson
- * interval, attack success within k attempts (per case), and utility under attack.
- */
-export function renderStatistics(rows: readonly AttemptRow[], z = 1.96): string {
-  const stats = statisticsByThreatModel(rows, z);
-  if (stats.length === 0) return '';
-  const confidence = z === 1.96 ? '95%' : `z=${z}`;
-  const header = ['threat model', `ASR per run [${confidence} Wilson]`, 'success within k (cases)', 'utility under attack', 'excluded'];
-  const body = stats.map((s) => {
-    const excluded: string[] = [];
-    if (s.asr.notApplicable) excluded.push(`${s.asr.notApplicable} N/A`);
-    if (s.asr.errors) excluded.push(`${s.asr.errors} err`);
-    const k = s.withinK.k === s.withinK.minK ? `k=${s.withinK.k}` : `k=${s.withinK.minK}..${s.withinK.k}`;
-    return [s.threatModel, formatRate(s.asr), s.withinK.n > 0 ? `${formatRate(s.withinK)} ${k}` : '–', formatRate(s.utility), excluded.join(', ') || '–'];
-  });
-  const all = [header, ...body];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...body.map(line)].join('\n');
-}

@@ -199,15 +199,14 @@ export function vera(userOptions: VeraOptions): Plugin {
       }
       config.includeTaskLocation = true;
       config.maxConcurrency = options.concurrency;
-      const risks = await riskCategories(project);
+      // Independent start-up work at once: the case files' risk tags, the embedded model server, the proxy.
+      const scriptedModels: string[] = [...options.scriptedModels];
+      const [risks, resolved, proxy] = await Promise.all([riskCategories(project), resolveEmbeddedModel(options, vitest, scriptedModels), modelProxyFor(options, vitest)]);
       const riskTags = risks.map((r) => `risk:${r}`);
       const defined = new Set(config.tags.map((t) => t.name));
       for (const name of [...threatModels.map((m) => `threat:${m}`), ...riskTags]) {
         if (!defined.has(name)) config.tags.push({ name, description: name.startsWith('threat:') ? `Vera threat model ${name.slice(7)}` : `Vera risk category ${name.slice(5)}` });
       }
-      const scriptedModels: string[] = [...options.scriptedModels];
-      const resolved = await resolveEmbeddedModel(options, vitest, scriptedModels);
-      const proxy = await modelProxyFor(options, vitest);
       const runtimeConfig: VeraRuntimeConfig = { options: resolved, root: config.root, runId: newRunId(), riskTags, annotate: options.annotate ?? readsAnnotations(vitest), ...(proxy ? { modelProxyUrl: proxy.url } : {}), ...(scriptedModels.length ? { scriptedModels } : {}), counterfactual: options.counterfactual === 'auto' ? !talksToRemoteProvider(options) : options.counterfactual };
       project.provide(PROVIDE_KEY, runtimeConfig);
       if (options.schedule === 'prefetch') vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig, validation) as never);

@@ -1,8 +1,9 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
-import { renderAsrTable, renderAttribution, renderCompactTable, renderUtility, summarizeAsr, type AsrRow } from '../engine/asr.js';
-import { renderStatistics } from '../engine/stats.js';
+import { summarizeAsr, type AsrRow } from '../engine/asr.js';
+import { renderAsrTable, renderAttribution, renderCompactTable, renderUtility } from './text-tables.js';
+import { renderStatistics } from './text-tables.js';
 import type { VeraTestMeta } from '../engine/test-meta.js';
 import { renderTraffic, summarizeTraffic, type PriceTable } from './traffic.js';
 import { ProgressTracker } from './progress.js';

@@ -10,3 +10,4 @@ export { CaseIndex, type CaseLookup } from './records/case-index.js';
 export { reverify, replayRecords, type ReplayResult } from './records/replay.js';
 export { diffRecordSets, type RecordSetDiff, type RunChange } from './records/record-diff.js';
 export { diffState, type StateChange } from './records/state-diff.js';
+export { renderAsrTable, renderCompactTable, renderUtility, renderAttribution, renderStatistics, formatAsr, formatRate } from './text-tables.js';

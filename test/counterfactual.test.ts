@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { referenceAgent } from '../adapters/reference-agent.js';
-import { asrRowOfRecord, renderAttribution, summarizeAsr } from '../engine/asr.js';
+import { asrRowOfRecord, summarizeAsr } from '../engine/asr.js';
+import { renderAttribution } from '../reporters/text-tables.js';
 import { parseCaseSource } from '../engine/case-loader.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { runCase } from '../engine/run-case.js';

@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  asrInterval,
-  asrTable,
-  compareTaxonomy,
-  formatAsr,
-  hasRepeats,
-  renderAsrTable,
-  renderCompactTable,
-  renderUtility,
-  summarizeAsr,
-  taxonomyAncestors,
-  type AsrRow,
-} from '../engine/asr.js';
+import { asrInterval, asrTable, compareTaxonomy, hasRepeats, summarizeAsr, taxonomyAncestors, type AsrRow } from '../engine/asr.js';
+import { formatAsr, renderAsrTable, renderCompactTable, renderUtility } from '../reporters/text-tables.js';
 
 /**
  * A known set of runs whose tables were computed by hand (comments give the arithmetic):

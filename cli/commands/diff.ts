@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
-import { asrRowOfRecord, formatAsr, summarizeAsr } from '../../engine/asr.js';
+import { asrRowOfRecord, summarizeAsr } from '../../engine/asr.js';
+import { formatAsr } from '../../reporters/text-tables.js';
 import { loadRecords } from '../../reporters/records/load-records.js';
 import { diffRecordSets, type RunChange } from '../../reporters/records/record-diff.js';
 import type { CliCommand } from '../main.js';

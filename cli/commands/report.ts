@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
-import { renderAsrTable, renderAttribution, renderCompactTable, renderUtility, summarizeAsr } from '../../engine/asr.js';
+import { summarizeAsr } from '../../engine/asr.js';
+import { renderAsrTable, renderAttribution, renderCompactTable, renderUtility } from '../../reporters/text-tables.js';
 import { renderHtmlReport } from '../../reporters/html/html-report.js';
 import { buildJsonSummary } from '../../reporters/summary/json-summary.js';
 import { renderMarkdownSummary } from '../../reporters/summary/markdown-summary.js';

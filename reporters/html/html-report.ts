@@ -1,4 +1,5 @@
-import { asrInterval, formatAsr, summarizeAsr, utilityRate, percent, type AsrCell, type AsrTable, attributableAsr } from '../../engine/asr.js';
+import { asrInterval, summarizeAsr, utilityRate, type AsrCell, type AsrTable, attributableAsr } from '../../engine/asr.js';
+import { formatAsr, percent } from '../text-tables.js';
 import type { SafetyRecord } from '../../engine/record.js';
 import { reportRunOfRecord } from '../summary/report-run.js';
 import { asrBarChart } from './charts.js';

@@ -1,4 +1,5 @@
-import { formatAsr, percent, summarizeAsr, type AsrCell, type AsrTable, renderAttribution } from '../../engine/asr.js';
+import { summarizeAsr, type AsrCell, type AsrTable } from '../../engine/asr.js';
+import { formatAsr, percent, renderAttribution } from '../text-tables.js';
 import { unconfinedRuns, type ReportRun } from './report-run.js';
 
 /** Text from runs (evidence quotes attacker-controlled content): no markup, tables, links or HTML. */
