@@ -2,6 +2,7 @@ import { taskCalls } from '../engine/scripted-plan.js';
 import type { ControlAgent, ControlContext, ControlDecision, ControlExchange, ControlObservation, ControlSession } from './control.js';
 import { describeToolCalls } from './llm-adversary.js';
 import { ControlModelChat, parseJsonObject, type ControlModelOptions } from './model-chat.js';
+import { detectAdversaryRefusal } from './refusal.js';
 
 export type LlmUserOptions = ControlModelOptions;
 
@@ -69,8 +70,12 @@ class LlmUserSession implements ControlSession {
     });
     const { request, response } = await this.chat.ask(added);
     const data = parseJsonObject(response.content);
+    // A user model that declines to play the user (its reply or its message reads as a refusal)
+    // must not reach the agent as the user's words: the conversation ends, with the reason.
+    const refused = detectAdversaryRefusal(typeof data?.message === 'string' ? data.message : data ? undefined : response.content);
     let decision: ControlDecision;
-    if (!data || data.stop === true || typeof data.message !== 'string' || !data.message.trim()) {
+    if (refused) decision = { action: 'stop', reason: `user model refused: "${refused}" (not sent)` };
+    else if (!data || data.stop === true || typeof data.message !== 'string' || !data.message.trim()) {
       const reason = data && typeof data.reason === 'string' ? data.reason : 'the user has nothing to add';
       decision = { action: 'stop', reason: `user stopped: ${reason}` };
     } else decision = { action: 'send', message: data.message, strategy: 'answer-question', calls: taskCalls(this.ctx.spec) };

@@ -124,6 +124,21 @@ describe('LLM benign user', () => {
     }
   });
 
+  it('a user model that refuses to play the user is never sent: the conversation ends with the reason', async () => {
+    const userModel = await startScriptedModelServer({
+      script: [{ reply: { text: JSON.stringify({ message: "I'm sorry, but I can't assist with that request." }) } }],
+    });
+    const model = await startScriptedModelServer({ script: [{ reply: { text: 'Happy to. Which note id do you mean?' } }] });
+    try {
+      const { record } = await runCase({ spec, threatModel: 'benign', agent: agentOn(model), user: llmUser({ model: 'user-model', baseURL: userModel.url, apiKey: 'test', maxRetries: 0 }), backend, recordDir: false });
+      expect(userMessages(record.trajectory)).toEqual(['Summarise my plan note.']);
+      expect(record.stopReason).toBe(`user model refused: "I'm sorry, but I can't assist with that request" (not sent)`);
+      for (const r of model.requests) expect(JSON.stringify(r.body)).not.toContain("can't assist");
+    } finally {
+      await Promise.all([userModel.close(), model.close()]);
+    }
+  });
+
   it('a failing user model fails the run; there is no fallback to the scripted user', async () => {
     const broken = await startScriptedModelServer({ script: [] });
     const model = await startScriptedModelServer({ script: [{ reply: { text: 'Which note id do you mean?' } }] });
