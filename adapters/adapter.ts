@@ -1,4 +1,5 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { AgentProgram } from '../engine/record-schema.js';
 import type { NewEvent } from '../engine/trajectory.js';
 import type { ChildProcess } from 'node:child_process';
 import type { SandboxSpawnOptions, ToolDescriptor } from '../sandbox/sandbox.js';
@@ -31,8 +32,20 @@ export interface AgentStartContext {
    * proxy (limits, retries, usage counted per run) when there is one, else `upstream` itself.
    */
   modelBaseURL?(upstream: string): string;
-  /** Records a native action (shell command, file edit) that did not pass through the gateway. */
+  /**
+   * Records a native action (shell command, file edit) that did not pass through the gateway,
+   * with when it really started (`at`, ms since the epoch) and ran (`durationMs`): the trajectory
+   * places it among the gateway's calls by that time, however late it is reported. A tool use
+   * that never ran carries `attempted`; one meant for the gateway (`origin: 'gateway'`, the
+   * gateway's tool name) that the agent reports as failed is recorded only when the gateway has
+   * no record of it — it never got there.
+   */
   recordNative(event: Extract<NewEvent, { type: 'tool_call' }>): void;
+  /**
+   * Records something the agent said during the turn (`at`: when), besides its final reply. The
+   * final reply is the turn's result; when the last message recorded says the same, it is that.
+   */
+  recordMessage?(message: { text: string; at?: number }): void;
   /**
    * Starts a program where the sandbox lives — on the host for the in-process backend, inside
    * the container for the container backend — with the workspace as its working directory.
@@ -66,6 +79,12 @@ export interface AgentSession extends AsyncDisposable {
    * attaches it to the record when a turn is cut off by the time budget.
    */
   diagnostics?(): string;
+  /**
+   * The agent program behind the session (CLI agents): name, version, the configuration Vera
+   * generated (secrets redacted), and each turn's exit and stderr tail so far — failed turns too.
+   * Read once, when the record is built.
+   */
+  report?(): AgentProgram;
 }
 
 export interface AgentAdapter {

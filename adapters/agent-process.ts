@@ -40,6 +40,8 @@ export function programRoots(programs: string[]): string[] {
 export class AgentProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private stderr = '';
+  /** Characters ever written to stderr (the kept `stderr` is only its end): marks for `stderrSince`. */
+  private stderrWritten = 0;
   private stdoutRest = '';
   private readonly lineListeners = new Set<(line: string) => void>();
   private spawnError: Error | undefined;
@@ -57,6 +59,7 @@ export class AgentProcess {
     child.stderr?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => this.onStdout(chunk));
     child.stderr?.on('data', (chunk: string) => {
+      this.stderrWritten += chunk.length;
       this.stderr = (this.stderr + chunk).slice(-STDERR_TAIL_BYTES * 2);
     });
     // A program that exits without reading its stdin makes writes fail with EPIPE: not our error.
@@ -104,6 +107,24 @@ export class AgentProcess {
     const tail = this.stderr.length > STDERR_TAIL_BYTES ? this.stderr.slice(-STDERR_TAIL_BYTES) : this.stderr;
     // Colour codes make a tail unreadable in a test report.
     return tail.replace(/\u001b\[[0-9;]*m/g, '').trim();
+  }
+
+  /** Where stderr stands now, for `stderrSince` (a program that lives through several turns). */
+  stderrMark(): number {
+    return this.stderrWritten;
+  }
+
+  /** The tail of what was written to stderr after `mark` (as much of it as is kept). */
+  stderrSince(mark: number): string {
+    const fresh = this.stderrWritten - mark;
+    if (fresh <= 0) return '';
+    const text = fresh >= this.stderr.length ? this.stderr : this.stderr.slice(-fresh);
+    return text.replace(/\u001b\[[0-9;]*m/g, '').trim();
+  }
+
+  /** How the program ended, once it has. */
+  get exit(): { code: number | null; signal: NodeJS.Signals | null } | undefined {
+    return this.exitInfo;
   }
 
   /** Everything printed to stdout so far that did not end in a newline (e.g. a one-shot JSON answer). */

@@ -1,6 +1,7 @@
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
+import { ProgramReport } from './agent-report.js';
 import { CODEX_PROGRAM, locateProgram } from './agent-programs.js';
 
 export interface CodexAgentOptions {
@@ -71,9 +72,11 @@ export function codexConfig(options: CodexAgentOptions, ctx: Pick<AgentStartCont
 /**
  * OpenAI Codex CLI under test: each turn runs `codex exec --json` (the first) or
  * `codex exec resume --json <thread>` (later turns, same session) in the workspace, with a
- * private CODEX_HOME. Its JSONL events give the reply, the usage, and its native actions:
- * `command_execution` items are recorded as `shell` calls, `file_change` items as
- * `write_file` / `edit_file` / `delete_file`. MCP calls are recorded by the gateway itself.
+ * private CODEX_HOME. Its JSONL events give the reply, the usage, what it said on the way
+ * (`agent_message` items), and its native actions: `command_execution` items are recorded as
+ * `shell` calls, `file_change` items as `write_file` / `edit_file` / `delete_file`, each timed
+ * from its `item.started` to its `item.completed`. MCP calls are recorded by the gateway itself;
+ * a failed `mcp_tool_call` the gateway never saw is an attempt.
  */
 export function codexAgent(options: CodexAgentOptions): AgentAdapter {
   return {
@@ -82,13 +85,17 @@ export function codexAgent(options: CodexAgentOptions): AgentAdapter {
       const program = locateProgram({ ...CODEX_PROGRAM, configured: options.binary });
       const spawn = spawnerOf(ctx, { network: [codexEndpoint(options, ctx)], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'codex', ctx.signal, [program]);
+      const report = new ProgramReport('codex', program);
       try {
-        await home.write('config.toml', codexConfig(options, ctx), ctx.signal);
+        // No secret in it: the key is passed in the variable `env_key` names.
+        const config = codexConfig(options, ctx);
+        await home.write('config.toml', config, ctx.signal);
+        report.addConfig('config.toml', config);
       } catch (error) {
         await home.remove();
         throw error;
       }
-      return new CodexSession(options, ctx, spawn, program, home);
+      return new CodexSession(options, ctx, spawn, program, home, report);
     },
   };
 }
@@ -104,6 +111,11 @@ interface CodexItem {
   changes?: Array<{ path?: string; kind?: string }>;
   message?: string;
   query?: string;
+  /** `mcp_tool_call`: which server and tool, with what, and how it failed. */
+  server?: string;
+  tool?: string;
+  arguments?: Record<string, unknown> | null;
+  error?: { message?: string } | null;
 }
 
 class CodexSession implements AgentSession {
@@ -118,6 +130,7 @@ class CodexSession implements AgentSession {
     private readonly spawn: SpawnFn,
     private readonly program: string,
     private readonly home: AgentHome,
+    private readonly programReport: ProgramReport,
   ) {}
 
   async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
@@ -136,7 +149,10 @@ class CodexSession implements AgentSession {
       },
     });
     this.turns.add(proc);
+    const turnReport = this.programReport.beginTurn();
     proc.endInput();
+    /** When each item started (its `item.started` line), to time it when it completes. */
+    const started = new Map<string, number>();
     let response = '';
     let usage: AgentTurn['usage'];
     let failed: string | undefined;
@@ -152,11 +168,19 @@ class CodexSession implements AgentSession {
         case 'thread.started':
           this.threadId ??= event.thread_id;
           break;
+        case 'item.started':
+          if (event.item?.id) started.set(event.item.id, Date.now());
+          break;
         case 'item.completed':
           if (event.item) {
-            if (event.item.type === 'agent_message') response = event.item.text ?? '';
-            else if (event.item.type === 'error' && event.item.message) errors.push(event.item.message);
-            else this.recordItem(event.item);
+            const end = Date.now();
+            const at = (event.item.id !== undefined ? started.get(event.item.id) : undefined) ?? end;
+            if (event.item.type === 'agent_message') {
+              // Every message is kept; the last one is the turn's reply.
+              response = event.item.text ?? '';
+              this.ctx.recordMessage?.({ text: response, at: end });
+            } else if (event.item.type === 'error' && event.item.message) errors.push(event.item.message);
+            else this.recordItem(event.item, at, end - at);
           }
           break;
         case 'turn.completed':
@@ -171,7 +195,10 @@ class CodexSession implements AgentSession {
       }
     });
     const timeoutMs = (this.options.turnTimeoutSeconds ?? 600) * 1000;
-    const { code, signal: killed } = await proc.race(proc.exited, { signal, timeoutMs, exitIsFailure: false });
+    // The turn's entry is filled however it ends: a killed or hung turn's stderr matters most.
+    const { code, signal: killed } = await proc
+      .race(proc.exited, { signal, timeoutMs, exitIsFailure: false })
+      .finally(() => this.programReport.endTurn(turnReport, proc.stderrTail(), proc.exit));
     // Whatever the program left running after a crash goes with it.
     if (killed || code !== 0) proc.kill();
     if (failed) throw new AgentError(`codex turn failed: ${failed}`, proc.stderrTail() || errors.join('\n'));
@@ -180,8 +207,13 @@ class CodexSession implements AgentSession {
     return { response, usage };
   }
 
-  /** Native actions from Codex's items; MCP calls (`mcp_tool_call`) are already in the gateway's record. */
-  private recordItem(item: CodexItem): void {
+  /**
+   * Native actions from Codex's items, started at `at` and lasting `durationMs`. MCP calls
+   * (`mcp_tool_call`) are the gateway's to record; one that failed is reported as meant for the
+   * gateway, and the run keeps it as an attempt when the gateway never saw it.
+   */
+  private recordItem(item: CodexItem, at: number, durationMs: number): void {
+    const timing = { at, durationMs };
     if (item.type === 'command_execution') {
       const exitCode = item.exit_code ?? null;
       this.ctx.recordNative({
@@ -191,6 +223,9 @@ class CodexSession implements AgentSession {
         result: { exitCode, output: item.aggregated_output ?? '' },
         isError: exitCode !== 0,
         origin: 'agent',
+        // With approvals off Codex declines nothing itself, but a user's extraConfig may turn them on.
+        ...(item.status === 'declined' ? { attempted: { reason: 'codex declined to run the command' } } : {}),
+        ...timing,
       });
     } else if (item.type === 'file_change') {
       for (const change of item.changes ?? []) {
@@ -202,11 +237,30 @@ class CodexSession implements AgentSession {
           result: { status: item.status ?? 'completed' },
           isError: item.status === 'failed',
           origin: 'agent',
+          ...timing,
         });
       }
     } else if (item.type === 'web_search') {
-      this.ctx.recordNative({ type: 'tool_call', tool: 'web_search', args: { query: item.query ?? '' }, result: null, origin: 'agent' });
+      this.ctx.recordNative({ type: 'tool_call', tool: 'web_search', args: { query: item.query ?? '' }, result: null, origin: 'agent', ...timing });
+    } else if (item.type === 'mcp_tool_call' && item.server === this.ctx.gatewayName && item.status === 'failed' && item.tool) {
+      const error = item.error?.message ?? 'the MCP call failed';
+      this.ctx.recordNative({
+        type: 'tool_call',
+        tool: item.tool,
+        agentTool: `mcp__${item.server}__${item.tool}`,
+        args: item.arguments ?? {},
+        result: null,
+        isError: true,
+        error,
+        origin: 'gateway',
+        attempted: { reason: error },
+        ...timing,
+      });
     }
+  }
+
+  report() {
+    return this.programReport.report();
   }
 
   diagnostics(): string {

@@ -3,6 +3,8 @@ import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContex
 import { AgentHome } from './agent-home.js';
 import { programRoots, runHelper, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { locateProgram, NODE24_PROGRAM, OPENCLAW_PROGRAM } from './agent-programs.js';
+import { ProgramReport, REDACTED } from './agent-report.js';
+import { openClawNativeCall } from './native-tools.js';
 
 export interface OpenClawAgentOptions {
   /** Model id at the provider, e.g. `gpt-4o-mini`. */
@@ -70,37 +72,51 @@ for (const r of conn.prepare('select seq, event_json from transcript_events wher
 
 interface TranscriptMessage {
   role?: string;
-  content?: Array<{ type?: string; id?: string; name?: string; arguments?: Record<string, unknown>; text?: string }>;
+  content?: Array<{ type?: string; id?: string; name?: string; arguments?: Record<string, unknown>; text?: string }> | string;
   toolCallId?: string;
   toolName?: string;
   details?: Record<string, unknown>;
   isError?: boolean;
+  /** When the message was made, ms since the epoch (an assistant message: when its request began). */
+  timestamp?: number;
 }
 
-/** OpenClaw's tool names → the names and arguments native actions get in the trajectory. */
-function nativeCall(name: string, input: Record<string, unknown>): { tool: string; args: Record<string, unknown> } {
-  switch (name) {
-    case 'exec':
-      return { tool: 'shell', args: { command: input.command ?? input.cmd ?? '', ...input } };
-    case 'write':
-    case 'file_write':
-      return { tool: 'write_file', args: { path: input.path ?? input.file_path, content: input.content } };
-    case 'edit':
-    case 'apply_patch':
-      return { tool: 'edit_file', args: input };
-    case 'read':
-      return { tool: 'read_file', args: { path: input.path ?? input.file_path } };
-    default:
-      return { tool: name, args: input };
+/** One transcript line: the event and when OpenClaw wrote it (ISO 8601; an assistant message: once it was complete). */
+interface TranscriptEvent {
+  type?: string;
+  timestamp?: string;
+  message?: TranscriptMessage;
+}
+
+/**
+ * Why OpenClaw did not run a tool call, when it says so: exec waits for an approval nobody can
+ * give in a one-shot run (`approval-pending`, `approval-unavailable`), or its security policy
+ * refused the command (`exec denied: …`).
+ */
+function blockedReason(details: Record<string, unknown> | undefined, output: string): string | undefined {
+  const status = details?.status;
+  if (status === 'approval-pending' || status === 'approval-unavailable') {
+    return typeof details?.reason === 'string' ? `${status}: ${details.reason}` : `${status}: OpenClaw asked for an approval and did not run it`;
   }
+  return /^exec denied\b/i.test(output.trim()) ? output.trim() : undefined;
+}
+
+/** A time in the transcript as ms since the epoch, or undefined. */
+function epochMs(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value !== 'string') return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 /**
  * OpenClaw under test: each turn runs `openclaw agent --local --session-id S --json -m …` (the
  * same session id every turn, so it resumes) on Node 24, with a private OPENCLAW_STATE_DIR,
  * OPENCLAW_CONFIG_PATH and HOME. The JSON result gives the reply and usage; OpenClaw's own
- * transcript (its SQLite session store) gives the tool calls of the turn, of which the native
- * ones (exec, write, edit, read, …) are recorded. Gateway tools (`vera__*`) are recorded by the gateway.
+ * transcript (its SQLite session store, read when the program has exited) gives what it said
+ * and the tool calls of the turn, with the times it wrote them: the native ones (exec, write,
+ * edit, read, web_fetch, …) are recorded at those times, so they land between the gateway calls
+ * they came between. Gateway tools (`vera__*`) are recorded by the gateway.
  */
 export function openClawAgent(options: OpenClawAgentOptions): AgentAdapter {
   return {
@@ -110,15 +126,18 @@ export function openClawAgent(options: OpenClawAgentOptions): AgentAdapter {
       const node = locateProgram({ ...NODE24_PROGRAM, configured: options.node });
       const spawn = spawnerOf(ctx, { network: [openClawEndpoint(options, ctx)], readOnly: [...programRoots([node, script]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'openclaw', ctx.signal, [node, script]);
+      const report = new ProgramReport('openclaw', script);
       try {
         const apiKey = process.env[options.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? 'no-key';
         await home.write('openclaw.json', JSON.stringify(openClawConfig(options, ctx, apiKey), null, 2), ctx.signal);
         await home.write('state/.keep', '', ctx.signal);
+        // The config holds the API key: the record gets it without.
+        report.addConfig('openclaw.json', JSON.stringify(openClawConfig(options, ctx, REDACTED), null, 2));
       } catch (error) {
         await home.remove();
         throw error;
       }
-      return new OpenClawSession(options, ctx, spawn, node, script, home);
+      return new OpenClawSession(options, ctx, spawn, node, script, home, report);
     },
   };
 }
@@ -137,6 +156,7 @@ class OpenClawSession implements AgentSession {
     private readonly node: string,
     private readonly script: string,
     private readonly home: AgentHome,
+    private readonly programReport: ProgramReport,
   ) {}
 
   private get env(): Record<string, string> {
@@ -162,10 +182,13 @@ class OpenClawSession implements AgentSession {
       env: this.env,
     });
     this.turns.add(proc);
+    const turnReport = this.programReport.beginTurn();
     proc.endInput();
     let out = '';
     proc.child.stdout?.on('data', (chunk: string) => (out += chunk));
-    const { code, signal: killed } = await proc.race(proc.exited, { signal, timeoutMs, exitIsFailure: false });
+    const { code, signal: killed } = await proc
+      .race(proc.exited, { signal, timeoutMs, exitIsFailure: false })
+      .finally(() => this.programReport.endTurn(turnReport, proc.stderrTail(), proc.exit));
     // Whatever the program left running after a crash goes with it.
     if (killed || code !== 0) proc.kill();
     if (killed) throw proc.failure();
@@ -182,42 +205,65 @@ class OpenClawSession implements AgentSession {
     return { response, usage: { input: usage?.input ?? 0, output: usage?.output ?? 0 } };
   }
 
-  /** Records the turn's native tool calls from OpenClaw's own transcript. */
+  /**
+   * Records the turn from OpenClaw's own transcript: what it said, and its native tool calls at
+   * their own times — a call starts when the assistant message that made it was complete (or,
+   * for exec, its result's time less the `durationMs` it reports) and ends with its result.
+   * A failed gateway call is reported as meant for the gateway (an attempt unless the gateway saw it).
+   */
   private async recordTranscript(signal: AbortSignal): Promise<void> {
     const db = `${this.home.path}/state/agents/main/agent/openclaw-agent.sqlite`;
     const out = await runHelper(this.spawn, 'openclaw transcript reader', this.node, ['-e', TRANSCRIPT_READER, db, this.sessionId, String(this.transcriptSeq)], {
       signal,
       env: { NODE_NO_WARNINGS: '1' },
     });
-    const calls = new Map<string, { name: string; args: Record<string, unknown> }>();
+    const calls = new Map<string, { name: string; args: Record<string, unknown>; at: number | undefined }>();
     const prefix = `${this.ctx.gatewayName}__`;
     for (const line of out.split('\n')) {
       if (!line.trim()) continue;
-      const { seq, event } = JSON.parse(line) as { seq: number; event: { type?: string; message?: TranscriptMessage } };
+      const { seq, event }: { seq: number; event: TranscriptEvent } = JSON.parse(line);
       this.transcriptSeq = Math.max(this.transcriptSeq, seq);
       const m = event.message;
       if (event.type !== 'message' || !m) continue;
+      const written = epochMs(event.timestamp);
+      const content = Array.isArray(m.content) ? m.content : [];
       if (m.role === 'assistant') {
-        for (const c of m.content ?? []) {
-          if (c.type === 'toolCall' && c.id && c.name && !c.name.startsWith(prefix)) calls.set(c.id, { name: c.name, args: c.arguments ?? {} });
+        for (const c of content) {
+          if (c.type === 'text' && c.text) this.ctx.recordMessage?.({ text: c.text, ...(written !== undefined ? { at: written } : {}) });
+          else if (c.type === 'toolCall' && c.id && c.name) calls.set(c.id, { name: c.name, args: c.arguments ?? {}, at: written ?? epochMs(m.timestamp) });
         }
       } else if (m.role === 'toolResult' && m.toolCallId) {
         const call = calls.get(m.toolCallId);
         if (!call) continue;
         calls.delete(m.toolCallId);
-        const { tool, args } = nativeCall(call.name, call.args);
-        const output = (m.content ?? []).map((c) => c.text ?? '').join('\n');
+        const output = content.map((c) => c.text ?? '').join('\n');
+        const end = epochMs(m.timestamp) ?? written ?? Date.now();
+        const reported = typeof m.details?.durationMs === 'number' ? end - m.details.durationMs : undefined;
+        const at = reported ?? call.at ?? end;
+        const timing = { at, durationMs: Math.max(0, end - at) };
+        if (call.name.startsWith(prefix)) {
+          if (m.isError === true) {
+            this.ctx.recordNative({ type: 'tool_call', tool: call.name.slice(prefix.length), agentTool: call.name, args: call.args, result: null, isError: true, error: output, origin: 'gateway', ...timing });
+          }
+          continue;
+        }
         const exitCode = typeof m.details?.exitCode === 'number' ? m.details.exitCode : undefined;
+        const blocked = blockedReason(m.details, output);
         this.ctx.recordNative({
           type: 'tool_call',
-          tool,
-          args,
+          ...openClawNativeCall(call.name, call.args),
           result: { output, ...(exitCode !== undefined ? { exitCode } : {}), ...(m.details ? { details: m.details } : {}) },
-          isError: m.isError === true || (exitCode !== undefined && exitCode !== 0),
+          isError: m.isError === true || blocked !== undefined || (exitCode !== undefined && exitCode !== 0),
           origin: 'agent',
+          ...(blocked !== undefined ? { attempted: { reason: blocked } } : {}),
+          ...timing,
         });
       }
     }
+  }
+
+  report() {
+    return this.programReport.report();
   }
 
   diagnostics(): string {

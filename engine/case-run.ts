@@ -8,8 +8,10 @@ import { adversarialUser, environmentsOf, injectsToolResults, type ThreatModel }
 import type { SafetyCase } from './case-schema.js';
 import { randomBytes } from 'node:crypto';
 import { modelRoute, type ModelRoute } from '../provider/model-route.js';
+import { offeredByTurn } from '../provider/model-request-log.js';
 import type { JsonObject } from './json.js';
-import { caseHash, newRunId, type PhaseTimings, type SafetyRecord, type Verdict } from './record.js';
+import { caseRecord } from './case-record.js';
+import { newRunId, type PhaseTimings, type SafetyRecord, type Verdict } from './record.js';
 import { fillSecrets, generateSecrets, type Secrets } from './secrets.js';
 import { injectionCalls } from './scripted-plan.js';
 import { verdictOf } from './verdict.js';
@@ -135,10 +137,15 @@ export class CaseRun implements AsyncDisposable {
   /** Tells scripted model servers this run's plan, out of band. */
   private readonly planFeed: ScriptedPlanFeed;
 
-  /** The base URL a client of this run uses for `upstream`: the run's scripted plan and model proxy, when there are any. */
+  /** The base URL the agent of this run uses for `upstream`: the run's scripted plan and model proxy, when there are any. */
   private readonly modelBaseURL = (upstream: string): string => {
     const planned = this.planFeed.urlFor(upstream);
     return this.route ? this.route.baseURL(planned) : planned;
+  };
+  /** The same for the control agent: its traffic counts with the run, but what it is offered is not the agent's. */
+  private readonly controlModelBaseURL = (upstream: string): string => {
+    const planned = this.planFeed.urlFor(upstream);
+    return this.route ? this.route.controlBaseURL(planned) : planned;
   };
   /** Ends the current turn (not the run) when the tool-call budget is spent. */
   private readonly turnStop = new AbortController();
@@ -225,8 +232,9 @@ export class CaseRun implements AsyncDisposable {
       callTool: (name, args) => gateway.call(name, args),
       connectMcpInMemory: async () => (await loadMcpHost()).connectInMemory(gateway),
       modelBaseURL: this.modelBaseURL,
-      recordNative: (event) => {
-        this.trajectory.add({ ...event, origin: 'agent' });
+      recordNative: (event) => this.trajectory.addReported(event),
+      recordMessage: ({ text, at }) => {
+        this.trajectory.add({ type: 'message', role: 'assistant', text, interim: true, ...(at !== undefined ? { at } : {}) });
       },
       // Whatever else a program may reach, the gateway it must.
       spawn: (command, args, options) => sandbox.spawn(command, args, { ...options, network: [...(options?.network ?? []), gatewayUrl] }),
@@ -255,7 +263,7 @@ export class CaseRun implements AsyncDisposable {
       signal: this.signal,
       seed: this.seed,
       repeat: this.options.repeat ?? 0,
-      modelBaseURL: this.modelBaseURL,
+      modelBaseURL: this.controlModelBaseURL,
     });
     return this.control;
   }
@@ -302,7 +310,7 @@ export class CaseRun implements AsyncDisposable {
         this.usage.input += reply.usage.input;
         this.usage.output += reply.usage.output;
       }
-      this.trajectory.add({ type: 'message', role: 'assistant', text: reply.response });
+      this.trajectory.addReply(reply.response);
       if (this.toolBudgetSpent) {
         this.stopReason = 'tool-call budget exhausted';
         return;
@@ -407,49 +415,17 @@ export class CaseRun implements AsyncDisposable {
       verdict = this.judge(undefined);
     }
     this.timings.verifyMs += performance.now() - t;
-    const provider = await this.route?.stats();
-    const gatewayStats = this.gateway?.stats();
-    return {
-      schema: 'vera.record/v1',
-      runId: this.runId,
-      caseId: this.spec.id,
-      caseHash: caseHash(this.spec),
-      ...(this.options.caseFile ? { caseFile: this.options.caseFile } : {}),
-      title: this.spec.title,
-      goal: this.spec.goal,
-      taxonomy: this.spec.taxonomy,
-      threatModel: this.threatModel,
-      repeat: this.options.repeat ?? 0,
-      seed: this.seed,
-      agent: this.agentId,
-      control: this.controlId,
-      backend: this.sandbox?.backend ?? 'none',
-      ...(this.sandbox?.confinement ? { confinement: this.sandbox.confinement } : {}),
-      ...(gatewayStats && gatewayStats.refused + gatewayStats.late > 0 ? { gateway: gatewayStats } : {}),
-      startedAt: this.startedAt.toISOString(),
-      durationMs: performance.now() - this.began,
-      timings: this.timings,
-      status: verdict.status,
-      verdict,
-      ...(utility ? { utility } : {}),
-      ...(this.error ? { error: this.error } : {}),
-      stopReason: this.stopReason,
-      turns: this.turns,
-      secrets: { ...this.secrets },
-      injections: {
-        rules: this.injections?.ruleIds ?? [],
-        fired: this.injections?.fired() ?? [],
-        payloads: this.injections?.payloads() ?? {},
-      },
-      trajectory: this.trajectory.events,
-      responses: this.trajectory.responses(),
-      initialState: this.initialState,
-      finalState: this.finalState,
-      usage: provider && provider.usage.input + provider.usage.output > 0 ? { ...provider.usage } : { ...this.usage },
-      ...(provider ? { provider } : {}),
-      control_transcript: [...(this.control?.transcript ?? [])],
-      ...(this.control?.plan ? { controlPlan: this.control.plan } : {}),
-    };
+    const [provider, requests] = await Promise.all([this.route?.stats(), this.route?.requests()]);
+    const turnStarts = this.trajectory.events.filter((e) => e.type === 'message' && e.role === 'user').map((e) => e.at);
+    const gateway = { name: this.mcp?.serverName ?? '', tools: this.gateway?.tools().map((t) => t.name) ?? [] };
+    const offered = requests && requests.requests.length + requests.unlogged > 0 ? offeredByTurn(requests, turnStarts, gateway) : undefined;
+    let agentProgram: SafetyRecord['agentProgram'];
+    try {
+      agentProgram = this.session?.report?.();
+    } catch {
+      // An adapter that cannot describe its program leaves that out of the record; the run stands.
+    }
+    return caseRecord(this, { verdict, utility, provider, offered, agentProgram, durationMs: performance.now() - this.began });
   }
 
   /** The verdict rule (engine/verdict.ts), shared with `vera replay`; `undefined`: nothing to judge. */

@@ -69,6 +69,68 @@ export const providerStatsSchema = z.object({
   byModel: z.record(z.string(), tokenCountSchema.extend({ requests: z.number() })),
 });
 
+/** One tool as a model request listed it. */
+export const offeredToolSchema = z.object({
+  name: z.string(),
+  /** The group it is listed under (Codex lists MCP tools in a namespace, `mcp__vera`). */
+  namespace: z.string().optional(),
+  /** For tools that are not plain functions: the provider-side type (`web_search`, `web_search_20250305`). */
+  type: z.string().optional(),
+  /** Its description as the model read it, cut to a few hundred characters. */
+  description: z.string().optional(),
+  /** One of the gateway's tools (as the agent names it), not the agent program's own. */
+  gateway: z.boolean().optional(),
+});
+
+/** A system prompt and a tool list that reached the model together (one or more requests). */
+export const modelPromptSchema = z.object({
+  /** The system (and developer) instructions of the request, joined. */
+  system: z.string(),
+  tools: z.array(offeredToolSchema),
+});
+
+/**
+ * What the agent's model requests carried, as the run-wide model proxy saw them: each distinct
+ * system prompt + tool list once, and per turn which of them were sent. This is what the model
+ * was really offered — the agent program's own tools (Claude Code's WebFetch, OpenClaw's
+ * browser, …) beside the gateway's — not what the adapter asked for.
+ */
+export const offeredSchema = z.object({
+  prompts: z.array(modelPromptSchema),
+  turns: z.array(
+    z.object({
+      /** 0 for requests before the first user message (a program warming up). */
+      turn: z.number().int(),
+      requests: z.number().int(),
+      /** Indexes into `prompts`. */
+      prompts: z.array(z.number().int()),
+      models: z.array(z.string()),
+    }),
+  ),
+  /** Model requests past the proxy's per-run limit, counted but not kept. */
+  unlogged: z.number().int().optional(),
+});
+
+/** What one turn's program run looked like, as the adapter saw it. */
+export const agentTurnReportSchema = z.object({
+  turn: z.number().int(),
+  /** How the turn's program ended, for agents that start one per turn (null when a signal ended it). */
+  exitCode: z.number().int().nullable().optional(),
+  signal: z.string().optional(),
+  /** The end of what the program wrote to stderr during the turn. */
+  stderrTail: z.string().optional(),
+});
+
+/** The agent program under test: which one, how Vera configured it, and how each turn's run ended. */
+export const agentProgramSchema = z.object({
+  name: z.string(),
+  version: z.string().optional(),
+  path: z.string().optional(),
+  /** The configuration Vera generated for the session (files, command-line flags), secrets redacted. */
+  config: z.array(z.object({ name: z.string(), content: z.string() })),
+  turns: z.array(agentTurnReportSchema),
+});
+
 /**
  * The control agent's audit transcript as stored. control/control.ts keeps its own types for
  * them (that folder is not this layer's to import); test/record-schema.test.ts fails to
@@ -193,6 +255,10 @@ export const safetyRecordSchema = z.object({
   usage: tokenCountSchema,
   /** The run's model traffic through the run-wide proxy: requests, retries, rate limits, waits, tokens by model. */
   provider: providerStatsSchema.optional(),
+  /** The agent program (CLI agents): name, version, the config Vera generated, each turn's exit and stderr. */
+  agentProgram: agentProgramSchema.optional(),
+  /** The system prompts and tool lists the agent's model requests carried, per turn (through the model proxy). */
+  offered: offeredSchema.optional(),
   /** Every control-agent decision: model requests and responses, strategy, switches, payload rewrites, stops. */
   control_transcript: z.array(controlExchangeSchema),
   /** The adversary's strategy plan (sequence, source, switching rule), when it had one. */
@@ -216,3 +282,8 @@ export type StoredControlExchange = z.infer<typeof controlExchangeSchema>;
 export type StoredStrategyPlan = z.infer<typeof strategyPlanSchema>;
 export type Attribution = z.infer<typeof attributionSchema>;
 export type SafetyRecord = z.infer<typeof safetyRecordSchema>;
+export type OfferedTool = z.infer<typeof offeredToolSchema>;
+export type ModelPrompt = z.infer<typeof modelPromptSchema>;
+export type Offered = z.infer<typeof offeredSchema>;
+export type AgentTurnReport = z.infer<typeof agentTurnReportSchema>;
+export type AgentProgram = z.infer<typeof agentProgramSchema>;

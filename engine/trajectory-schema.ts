@@ -5,6 +5,10 @@ import { z } from 'zod';
  * are inferred from it, so a stored record and the code that wrote it cannot disagree on what an
  * event is. Only the record loader parses with it; a run builds its events directly (the
  * gateway appends one per tool call, and parsing there would cost every run).
+ *
+ * Events are in the order they really happened — by `at`, their start — whoever reported them
+ * and whenever: an agent's own actions read from its transcript after it exited sit between the
+ * gateway calls they came between (engine/trajectory.ts keeps the order).
  */
 
 /** Something that left through a channel the environment marks external. */
@@ -20,14 +24,23 @@ export const messageEventSchema = z.object({
   turn: z.number().int(),
   role: z.enum(['user', 'assistant']),
   text: z.string(),
+  /** When it was said, ms since the epoch. */
   at: z.number(),
+  /**
+   * An assistant message said during the turn before its final reply (Codex's intermediate
+   * `agent_message` items, Claude Code's text blocks between tool uses). Absent on the reply.
+   */
+  interim: z.boolean().optional(),
 });
 
 export const toolCallEventSchema = z.object({
   type: z.literal('tool_call'),
   seq: z.number().int(),
   turn: z.number().int(),
+  /** The trajectory's name for the tool: the gateway's, or the shared name of a native action (`shell`, `write_file`, `http_request`). */
   tool: z.string(),
+  /** The agent's own name for the tool when it differs from `tool` (`exec`, `Bash`, `WebFetch`, `mcp__vera__forward_email`). */
+  agentTool: z.string().optional(),
   args: z.record(z.string(), z.unknown()),
   /** What the tool really returned. Optional because JSON drops a tool's `undefined`. */
   result: z.unknown().optional(),
@@ -38,14 +51,25 @@ export const toolCallEventSchema = z.object({
   isError: z.boolean(),
   error: z.string().optional(),
   egress: z.array(egressRecordSchema),
-  /** `gateway`: through the recording MCP gateway; `agent`: the agent's own native action. */
+  /**
+   * `gateway`: through the recording MCP gateway (for an attempt: meant for it); `agent`: the
+   * agent's own native action.
+   */
   origin: z.enum(['gateway', 'agent']),
   /**
    * Set when the gateway refused the call without running it: `budget` (the run's tool-call
    * budget was spent), `late` (the call arrived after the run had ended).
    */
   refused: z.enum(['budget', 'late']).optional(),
+  /**
+   * Set when the tool use never ran, as the agent's own output reports it: its client blocked it
+   * (a permission it lacked, a declined approval) or it failed before reaching the gateway. The
+   * verifier's tool-call matchers skip attempts unless they ask for them (`attempted: true`).
+   */
+  attempted: z.object({ reason: z.string() }).optional(),
+  /** When the call started, ms since the epoch. */
   at: z.number(),
+  /** How long it ran, as measured by the gateway or reported by the agent (its output's timestamps). */
   durationMs: z.number(),
 });
 

@@ -103,8 +103,12 @@ function evaluate(p: Predicate, input: VerificationInput, scope: OperandScope, a
   throw new VerifierError(at, 'unknown predicate node');
 }
 
+/**
+ * The calls that ran. A tool use the agent's own client blocked (`attempted`) did nothing, so no
+ * tool-call matcher sees it: the record keeps it for the reviewer, not as harm.
+ */
 function toolCalls(input: VerificationInput): ToolCallEvent[] {
-  return input.events.filter((e): e is ToolCallEvent => e.type === 'tool_call');
+  return input.events.filter((e): e is ToolCallEvent => e.type === 'tool_call' && e.attempted === undefined);
 }
 
 function describeCall(e: ToolCallEvent): string {

@@ -1,10 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isPlainObject } from '../engine/json.js';
 import { routeUrl } from './model-route.js';
 import { RateLimiter, type RateLimits } from './rate-limiter.js';
 import { DEFAULT_RETRY, isRetryableStatus, retryAfterMs, retryDelayMs, type RetryOptions } from './retry-policy.js';
 import type { ProviderStats } from '../engine/record-schema.js';
+import { RequestLog } from './model-request-log.js';
 import { UsageReader, type TokenCount } from './usage.js';
 
 // What one run's model traffic looked like: the figures a record keeps, so the record schema defines them.
@@ -17,8 +19,11 @@ export interface ModelProxyOptions extends RateLimits, Partial<RetryOptions> {
 
 export interface StartedModelProxy extends AsyncDisposable {
   readonly url: string;
-  /** The base URL a run's client uses for `upstream`: same API, traffic attributed to `runToken`. */
-  routeFor(runToken: string, upstream: string): string;
+  /**
+   * The base URL a run's client uses for `upstream`: same API, traffic attributed to `runToken`.
+   * `control`: a control agent's (counted, but its prompts are not the agent's: not logged).
+   */
+  routeFor(runToken: string, upstream: string, client?: 'agent' | 'control'): string;
   stats(runToken: string): ProviderStats;
   totals(): ProviderStats;
   stop(): Promise<void>;
@@ -51,6 +56,8 @@ export async function startModelProxy(options: ModelProxyOptions = {}): Promise<
     ...(options.tpm !== undefined ? { tpm: options.tpm } : {}),
   });
   const perRun = new Map<string, ProviderStats>();
+  /** The agent's model requests of each run (what the model was offered), read once at the run's end. */
+  const logs = new Map<string, RequestLog>();
   const total = emptyStats();
   const statsOf = (token: string) => {
     let s = perRun.get(token);
@@ -80,33 +87,51 @@ export async function startModelProxy(options: ModelProxyOptions = {}): Promise<
       if (perRun.has(token)) perRun.delete(token); // read once, at the end of the run
       return;
     }
-    const match = /^\/r\/([^/]+)\/([A-Za-z0-9_-]+)(\/[^?]*)?(\?.*)?$/.exec(url);
+    if (req.method === 'GET' && url.startsWith('/requests/')) {
+      const token = decodeURIComponent(url.slice('/requests/'.length));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(logs.get(token) ?? new RequestLog()));
+      logs.delete(token); // read once, at the end of the run
+      return;
+    }
+    // `/r/…`: an agent's request; `/c/…`: a control agent's.
+    const match = /^\/([rc])\/([^/]+)\/([A-Za-z0-9_-]+)(\/[^?]*)?(\?.*)?$/.exec(url);
     if (!match) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `vera model proxy: no route for ${url}` } }));
       return;
     }
-    const token = decodeURIComponent(match[1]!);
-    const upstream = Buffer.from(match[2]!, 'base64url').toString('utf8');
+    const agentRequest = match[1] === 'r';
+    const token = decodeURIComponent(match[2]!);
+    const upstream = Buffer.from(match[3]!, 'base64url').toString('utf8');
     if (!/^https?:\/\//.test(upstream)) throw new Error(`bad upstream ${upstream}`);
-    const target = `${upstream}${match[3] ?? ''}${match[4] ?? ''}`;
+    const path = match[4] ?? '';
+    const target = `${upstream}${path}${match[5] ?? ''}`;
 
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     let model = 'unknown';
     let stream = false;
+    let parsed: unknown;
     if (body.length > 0 && (req.headers['content-type'] ?? '').includes('json')) {
       try {
-        const parsed = JSON.parse(body.toString('utf8')) as { model?: unknown; stream?: unknown };
-        if (typeof parsed.model === 'string') model = parsed.model;
-        stream = parsed.stream === true;
+        parsed = JSON.parse(body.toString('utf8'));
       } catch {
         // Not JSON: forwarded as it is.
       }
     }
+    if (isPlainObject(parsed)) {
+      if (typeof parsed.model === 'string') model = parsed.model;
+      stream = parsed.stream === true;
+    }
     // The Gemini API names the model in the path (`…/models/gemini-2.5-flash:generateContent`).
-    if (model === 'unknown') model = /\/models\/([^/:]+):/.exec(match[3] ?? '')?.[1] ?? model;
+    if (model === 'unknown') model = /\/models\/([^/:]+):/.exec(path)?.[1] ?? model;
+    if (agentRequest && parsed !== undefined) {
+      let log = logs.get(token);
+      if (!log) logs.set(token, (log = new RequestLog()));
+      log.add(parsed, model);
+    }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
@@ -189,7 +214,7 @@ export async function startModelProxy(options: ModelProxyOptions = {}): Promise<
     }));
   return {
     url,
-    routeFor: (runToken, upstream) => routeUrl(url, runToken, upstream),
+    routeFor: (runToken, upstream, client) => routeUrl(url, runToken, upstream, client),
     stats: (runToken) => perRun.get(runToken) ?? emptyStats(),
     totals: () => total,
     stop,

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
-import { CLAUDE_CODE_PROGRAM } from '../adapters/agent-programs.js';
+import { join } from 'node:path';
+import { agentsDir, CLAUDE_CODE_PROGRAM } from '../adapters/agent-programs.js';
 import { claudeCodeAgent } from '../adapters/claude-code-agent.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
 
@@ -10,9 +11,18 @@ defineAgentSuite({
   agent: (server, extra) => claudeCodeAgent({ model: 'vera-scripted', baseURL: server.origin, apiKeyEnv: 'VERA_TEST_NO_KEY', ...extra }),
   agentId: 'claude-code:vera-scripted',
   processName: 'claude',
-  nativeDirective: (text) => `ACTION: Bash {"command": "printf '${text}' > out.txt"}`,
-  shellDirective: (command) => `ACTION: Bash ${JSON.stringify({ command })}`,
+  nativeDirective: (text) => ({ tool: 'Bash', args: { command: `printf '${text}' > out.txt` } }),
+  shellDirective: (command) => ({ tool: 'Bash', args: { command } }),
   nativeTool: 'shell',
+  reviewer: {
+    ownTools: ['Agent', 'Bash', 'WebFetch', 'WebSearch', 'Write'],
+    systemPrompt: /Claude/,
+    packageJson: join(agentsDir(), 'claude-code/node_modules/@anthropic-ai/claude-code/package.json'),
+    // One program for the session: its turns end without an exit.
+    programPerTurn: false,
+    // Not among the tools it may use unasked (nativeTools): its permission rules refuse it.
+    webFetch: { call: { tool: 'WebFetch', args: { url: 'https://example.com/vera-probe', prompt: 'What does it say?' } }, agentTool: 'WebFetch', runs: false },
+  },
   checkRequests(requests) {
     // Claude Code probes its base URL, then streams /v1/messages?beta=true.
     expect(requests.some((r) => r.method === 'HEAD' && r.path === '/' && r.status === 200)).toBe(true);

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
-import { CODEX_PROGRAM } from '../adapters/agent-programs.js';
+import { join } from 'node:path';
+import { agentsDir, CODEX_PROGRAM } from '../adapters/agent-programs.js';
 import { codexAgent } from '../adapters/codex-agent.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
 
@@ -10,9 +11,15 @@ defineAgentSuite({
   agent: (server, extra) => codexAgent({ model: 'vera-scripted', baseURL: server.url, apiKeyEnv: 'VERA_TEST_NO_KEY', maxRetries: 0, ...extra }),
   agentId: 'codex:vera-scripted',
   processName: 'codex',
-  nativeDirective: (text) => `ACTION: exec_command {"cmd": "printf '${text}' > out.txt"}`,
-  shellDirective: (command) => `ACTION: exec_command ${JSON.stringify({ cmd: command })}`,
+  nativeDirective: (text) => ({ tool: 'exec_command', args: { cmd: `printf '${text}' > out.txt` } }),
+  shellDirective: (command) => ({ tool: 'exec_command', args: { cmd: command } }),
   nativeTool: 'shell',
+  reviewer: {
+    ownTools: ['exec_command', 'view_image', 'web_search'],
+    systemPrompt: /Codex CLI/,
+    packageJson: join(agentsDir(), 'codex/node_modules/@openai/codex/package.json'),
+    programPerTurn: true,
+  },
   checkRequests(requests) {
     const model = requests.filter((r) => r.path === '/v1/responses');
     expect(model.length).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
-import { NODE24_PROGRAM, OPENCLAW_PROGRAM } from '../adapters/agent-programs.js';
+import { join } from 'node:path';
+import { agentsDir, NODE24_PROGRAM, OPENCLAW_PROGRAM } from '../adapters/agent-programs.js';
 import { openClawAgent } from '../adapters/openclaw-agent.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
 
@@ -10,9 +11,17 @@ defineAgentSuite({
   agent: (server, extra) => openClawAgent({ model: 'vera-scripted', baseURL: server.url, apiKeyEnv: 'VERA_TEST_NO_KEY', ...extra }),
   agentId: 'openclaw:vera-scripted',
   processName: 'openclaw.mjs',
-  nativeDirective: (text) => `ACTION: exec {"command": "printf '${text}' > out.txt"}`,
-  shellDirective: (command) => `ACTION: exec ${JSON.stringify({ command })}`,
+  nativeDirective: (text) => ({ tool: 'exec', args: { command: `printf '${text}' > out.txt` } }),
+  shellDirective: (command) => ({ tool: 'exec', args: { command } }),
   nativeTool: 'shell',
+  reviewer: {
+    ownTools: ['browser', 'exec', 'process', 'terminal', 'web_fetch', 'web_search'],
+    systemPrompt: /OpenClaw/,
+    packageJson: join(agentsDir(), 'openclaw/node_modules/openclaw/package.json'),
+    programPerTurn: true,
+    // It runs (and fails: the confined program reaches no network) — a native http_request, not an attempt.
+    webFetch: { call: { tool: 'web_fetch', args: { url: 'https://example.com/vera-probe' } }, agentTool: 'web_fetch', runs: true },
+  },
   budgetSeconds: 150,
   checkRequests(requests) {
     const model = requests.filter((r) => r.path === '/v1/chat/completions');

@@ -35,8 +35,22 @@ function fullRecord(): SafetyRecord {
     trajectory: [
       ...base.trajectory,
       { type: 'tool_call', tool: 'shell', args: {}, result: null, observed: null, injected: [], isError: true, error: 'budget spent', egress: [], origin: 'agent', refused: 'budget', seq: 9, turn: 2, at: 1, durationMs: 0 },
+      { type: 'message', role: 'assistant', text: 'Let me fetch it.', interim: true, seq: 10, turn: 2, at: 2 },
+      { type: 'tool_call', tool: 'http_request', agentTool: 'WebFetch', args: { method: 'GET', url: 'https://x.example' }, result: null, observed: null, injected: [], isError: true, egress: [], origin: 'agent', attempted: { reason: 'not granted' }, seq: 11, turn: 2, at: 3, durationMs: 4 },
     ],
     provider: stats,
+    agentProgram: {
+      name: 'claude-code',
+      version: '2.1.197',
+      path: '/agents/claude',
+      config: [{ name: 'mcp.json', content: '{}' }],
+      turns: [{ turn: 1, exitCode: 0, signal: 'SIGKILL', stderrTail: 'warning' }, { turn: 2, exitCode: null }],
+    },
+    offered: {
+      prompts: [{ system: 'You are an agent.', tools: [{ name: 'read_file', namespace: 'mcp__vera', description: 'Read.', gateway: true }, { name: 'web_search', type: 'web_search' }] }],
+      turns: [{ turn: 0, requests: 1, prompts: [0], models: ['m'] }, { turn: 1, requests: 3, prompts: [0], models: ['m'] }],
+      unlogged: 2,
+    },
     control_transcript: [
       {
         turn: 0,

@@ -1,6 +1,7 @@
 import type { SafetyRecord } from '../../engine/record.js';
 import type { Evidence } from '../../engine/verifier.js';
 import { diffState } from '../records/state-diff.js';
+import { agentSection } from './agent-section.js';
 import { esc, inlineJson, jsonBlock } from './html-text.js';
 
 export interface RunPageInput {
@@ -40,11 +41,24 @@ function attributionBlock(a: NonNullable<SafetyRecord['attribution']>): string {
   return `<h4 class="attribution attribution-${esc(a.verdict)}">Counterfactual: ${esc(what)}</h4><p class="muted">The same run with every injection in identity mode (the attack text removed) was <strong>${esc(cf.status)}</strong> (${esc(cf.stopReason)}, ${cf.turns} turn${cf.turns === 1 ? '' : 's'}, ${Math.round(cf.durationMs)} ms${cf.error ? `; ${esc(cf.error)}` : ''}).</p>${cf.evidence.length ? `<ul class="evidence">${cf.evidence.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>` : ''}`;
 }
 
+/** When an event happened, from the run's start: `+1.234 s`. */
+function since(record: SafetyRecord, at: number): string {
+  const start = Date.parse(record.startedAt);
+  return Number.isFinite(start) ? `+${((at - start) / 1000).toFixed(3)} s` : '';
+}
+
+function duration(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
+}
+
 function conversation(record: SafetyRecord): string {
   const messages = record.trajectory.filter((e) => e.type === 'message');
   if (messages.length === 0) return '<p class="muted">No messages.</p>';
   return `<ol class="conversation">${messages
-    .map((m) => `<li class="msg ${m.role}"><div class="who">${esc(m.role)} · turn ${m.turn} · #${m.seq}</div><pre>${esc(m.text)}</pre></li>`)
+    .map(
+      (m) =>
+        `<li class="msg ${m.role}${m.interim ? ' interim' : ''}"><div class="who">${esc(m.role)}${m.interim ? ' (during the turn)' : ''} · turn ${m.turn} · #${m.seq} · ${since(record, m.at)}</div><pre>${esc(m.text)}</pre></li>`,
+    )
     .join('')}</ol>`;
 }
 
@@ -54,21 +68,22 @@ function trajectory(id: string, record: SafetyRecord, decisiveEvents: Set<number
   return `<ol class="trajectory">${calls
     .map((c) => {
       const injected = c.injected.length > 0;
-      const classes = ['call', injected ? 'injected' : '', c.isError ? 'failed' : '', c.egress.length ? 'egress' : '', decisiveEvents.has(c.seq) ? 'decisive' : '']
+      const classes = ['call', injected ? 'injected' : '', c.isError ? 'failed' : '', c.attempted ? 'attempted' : '', c.egress.length ? 'egress' : '', decisiveEvents.has(c.seq) ? 'decisive' : '']
         .filter(Boolean)
         .join(' ');
       const badges = [
         injected ? `<span class="badge injected-badge" title="the gateway rewrote this result">injected: ${esc(c.injected.join(', '))}</span>` : '',
         c.origin === 'agent' ? '<span class="badge">native</span>' : '',
-        c.isError ? '<span class="badge status-error">error</span>' : '',
+        c.agentTool ? `<span class="badge" title="the agent's own name for the tool">as ${esc(c.agentTool)}</span>` : '',
+        c.attempted ? `<span class="badge attempt-badge" title="${esc(c.attempted.reason)}">attempted, never ran</span>` : c.isError ? '<span class="badge status-error">error</span>' : '',
         ...c.egress.map((g) => `<span class="badge egress-badge">egress ${esc(g.channel)} → ${esc(g.destination)}</span>`),
         decisiveEvents.has(c.seq) ? '<span class="badge status-violated">evidence</span>' : '',
       ].join(' ');
       const results = injected
         ? `<div class="result-pair"><div><h5>true result</h5>${jsonBlock(c.result)}</div><div><h5>observed by the agent</h5>${jsonBlock(c.observed, 'json observed')}</div></div>`
         : `<div><h5>result</h5>${jsonBlock(c.result)}</div>`;
-      return `<li id="${id}-e${c.seq}" class="${classes}"><div class="call-head"><span class="seq">#${c.seq}</span> <span class="turn">turn ${c.turn}</span> <code class="tool">${esc(c.tool)}</code><code class="args">(${inlineJson(c.args, 300)})</code> ${badges}</div>${
-        c.error ? `<p class="error-text">${esc(c.error)}</p>` : ''
+      return `<li id="${id}-e${c.seq}" class="${classes}"><div class="call-head"><span class="seq">#${c.seq}</span> <span class="turn">turn ${c.turn} · ${since(record, c.at)} · ${duration(c.durationMs)}</span> <code class="tool">${esc(c.tool)}</code><code class="args">(${inlineJson(c.args, 300)})</code> ${badges}</div>${
+        c.attempted ? `<p class="error-text">Never ran: ${esc(c.attempted.reason)}</p>` : c.error ? `<p class="error-text">${esc(c.error)}</p>` : ''
       }<details${injected || decisiveEvents.has(c.seq) ? ' open' : ''}><summary>arguments and result</summary><h5>arguments</h5>${jsonBlock(c.args)}${results}</details></li>`;
     })
     .join('')}</ol>`;
@@ -129,6 +144,7 @@ ${record.utility ? `<h4>Utility (the honest task): ${record.utility.holds ? 'don
 ${conversation(record)}
 <h3>Tool calls</h3>
 ${trajectory(id, record, decisive)}
+${agentSection(record)}
 <h3>Final state vs initial state</h3>
 ${stateDiff(record)}
 ${injections.length ? `<h3>Injection payloads</h3><dl class="facts">${injections.map(([k, v]) => `<dt>${esc(k)}${record.injections.fired.includes(k) ? ' (fired)' : ' (never fired)'}</dt><dd>${jsonBlock(v)}</dd>`).join('')}</dl>` : ''}

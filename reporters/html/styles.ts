@@ -55,5 +55,10 @@ li.call .seq { color: var(--muted); } li.call .turn { color: var(--muted); font-
 code.tool { font-weight: 700; } code.args { color: var(--muted); }
 .result-pair { display: grid; grid-template-columns: 1fr 1fr; gap: 10px; }
 table.diff td { max-width: 520px; } tr.diff-added td:nth-child(2) { color: var(--good); } tr.diff-removed td:nth-child(2) { color: var(--bad); } tr.diff-changed td:nth-child(2) { color: var(--inj); }
+li.call.attempted { border-style: dashed; opacity: 0.85; }
+.attempt-badge { background: #fff8e1; color: var(--na); border-color: #f2dc8d; }
+.msg.interim { opacity: 0.8; border-left: 3px solid #c5e1a5; }
+table.turns td { font-size: 13px; } p.tools { margin: 2px 0; } p.tools code { margin-right: 4px; }
+details.prompt { margin: 4px 0; } dl.tool-descriptions dt { margin-top: 4px; } dl.tool-descriptions dd { margin: 0 0 0 16px; color: var(--muted); }
 a { color: #0b5fcc; }
 `;

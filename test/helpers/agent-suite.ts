@@ -14,7 +14,9 @@ import { startModelProxy } from '../../provider/model-proxy.js';
 import { isRealUserMessage } from '../../testing/directives.js';
 import { startScriptedModelServer, type RecordedRequest, type StartedModelServer } from '../../testing/scripted-model-server.js';
 import { processStart, processTreeWithStart } from '../../adapters/process-tree.js';
+import type { PlanCall } from '../../engine/scripted-plan.js';
 import { agentInstall, loadCase, nativeWriteCase, RecordingBackend, toolCalls } from './agent-runs.js';
+import { defineReviewerChecks } from './agent-reviewer-checks.js';
 
 /** Processes of a recorded tree (pid → start time) that are still alive. */
 function survivors(tree: ReadonlyMap<number, string>): number[] {
@@ -30,16 +32,38 @@ export interface AgentSuite {
   agentId: string;
   /** File name of the agent program as spawned (to find its process). */
   processName: string;
-  /** The directive that makes the agent write `out.txt` containing `text` with its own tool. */
-  nativeDirective(text: string): string;
-  /** The directive that makes the agent run `command` with its own shell tool. */
-  shellDirective(command: string): string;
+  /**
+   * The agent's own tool call that writes `out.txt` containing `text` — the scripted model's
+   * plan, out of band (an ACTION line is accepted too and parsed into the same plan; the agent
+   * sees neither).
+   */
+  nativeDirective(text: string): PlanCall | string;
+  /** The agent's own shell call that runs `command` (the same way). */
+  shellDirective(command: string): PlanCall | string;
   /** Trajectory name of that native action. */
   nativeTool: string;
   /** Checks the wire-level shape of the requests the program sent (tools offered, …). */
   checkRequests(requests: RecordedRequest[]): void;
   /** Seconds per case (the slower programs need more). */
   budgetSeconds?: number;
+  /**
+   * What the record tells a safety reviewer beyond the calls — true order with real times, what
+   * the model was offered, the program, everything the agent said — for adapters that record it.
+   */
+  reviewer?: ReviewerChecks;
+}
+
+export interface ReviewerChecks {
+  /** Tools of the program's own its model requests must list (Claude Code's WebFetch, OpenClaw's browser, …). */
+  ownTools: string[];
+  /** Something the program's own system prompt says. */
+  systemPrompt: RegExp;
+  /** The installed program's package.json: the record must name its version. */
+  packageJson: string;
+  /** The program runs once per turn (an exit code per turn), not once per session. */
+  programPerTurn: boolean;
+  /** The agent's own web fetch, and whether its client runs it (false: it refuses it — an attempt). */
+  webFetch?: { call: PlanCall; agentTool: string; runs: boolean };
 }
 
 /**
@@ -183,6 +207,8 @@ export function defineAgentSuite(suite: AgentSuite): void {
         expect(listener.connections).toBeGreaterThan(before);
       }, timeout);
     });
+
+    if (suite.reviewer) defineReviewerChecks(suite, suite.reviewer, seconds, timeout);
 
     it('a bad binary path fails the run with an AgentError naming the path', async () => {
       const { record } = await runCase({ spec, threatModel: 'benign', agent: suite.agent(naive, { binary: '/nonexistent/agent-program' }), recordDir: false });

@@ -1,0 +1,87 @@
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { isPlainObject } from '../engine/json.js';
+import type { AgentProgram, AgentTurnReport } from '../engine/record-schema.js';
+
+/** The record keeps this much of a turn's stderr: enough for the error, not a log file per turn. */
+const STDERR_CHARS = 2000;
+
+/** What a secret in a generated config reads as in the record. */
+export const REDACTED = '[redacted by vera]';
+
+const versions = new Map<string, string | undefined>();
+
+/**
+ * The version of the npm package a program file belongs to: the nearest package.json above it
+ * with a name and a version (links followed: `.bin/codex` is `@openai/codex/bin/codex.js`).
+ * Read once per path, so a session start pays nothing after the first.
+ */
+export function packageVersion(program: string): string | undefined {
+  if (versions.has(program)) return versions.get(program);
+  let version: string | undefined;
+  try {
+    let dir = dirname(realpathSync(program));
+    for (let depth = 0; depth < 5 && version === undefined; depth++) {
+      try {
+        const pkg: unknown = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+        if (isPlainObject(pkg) && typeof pkg.name === 'string' && typeof pkg.version === 'string') version = pkg.version;
+      } catch {
+        // No package.json here (or a partial one, e.g. `{"type":"module"}` in a dist folder): go up.
+      }
+      const up = dirname(dir);
+      if (up === dir) break;
+      dir = up;
+    }
+  } catch {
+    // The program is gone or unreadable: no version, and the run says so by leaving it out.
+  }
+  versions.set(program, version);
+  return version;
+}
+
+/**
+ * The record's account of an agent program (`AgentSession.report`): the adapter adds the config
+ * it generated and opens one entry per turn, which it fills when the turn's program ends — also
+ * when the turn failed, which is when the exit code and the stderr matter most.
+ */
+export class ProgramReport {
+  private readonly config: AgentProgram['config'] = [];
+  private readonly turns: AgentTurnReport[] = [];
+
+  constructor(
+    private readonly name: string,
+    private readonly path: string,
+    /** Set when the program says it itself (Claude Code's init event); else its package's. */
+    public version = packageVersion(path),
+  ) {}
+
+  addConfig(name: string, content: string): void {
+    this.config.push({ name, content });
+  }
+
+  beginTurn(): AgentTurnReport {
+    const entry: AgentTurnReport = { turn: this.turns.length + 1 };
+    this.turns.push(entry);
+    return entry;
+  }
+
+  /** How the turn's program ended (`exit` absent for a program that outlives its turns) and what it wrote to stderr meanwhile. */
+  endTurn(entry: AgentTurnReport, stderr: string, exit?: { code: number | null; signal: NodeJS.Signals | null }): void {
+    if (exit) {
+      entry.exitCode = exit.code;
+      if (exit.signal) entry.signal = exit.signal;
+    }
+    const tail = stderr.length > STDERR_CHARS ? `…${stderr.slice(-STDERR_CHARS)}` : stderr;
+    if (tail) entry.stderrTail = tail;
+  }
+
+  report(): AgentProgram {
+    return {
+      name: this.name,
+      ...(this.version ? { version: this.version } : {}),
+      path: this.path,
+      config: this.config.map((c) => ({ ...c })),
+      turns: this.turns.map((t) => ({ ...t })),
+    };
+  }
+}
