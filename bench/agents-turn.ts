@@ -24,7 +24,7 @@ import { geminiCliAgent } from '../adapters/gemini-cli-agent.js';
 import { openClawAgent } from '../adapters/openclaw-agent.js';
 import { openCodeAgent } from '../adapters/opencode-agent.js';
 import { loadCaseFile } from '../engine/case-loader.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { ContainerBackend } from '../sandbox/backends/container-backend.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { dockerStatus } from '../sandbox/container/docker-cli.js';

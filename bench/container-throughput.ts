@@ -8,7 +8,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { referenceAgent } from '../dist/adapters/reference-agent.js';
 import { loadCaseSuite } from '../dist/engine/case-loader.js';
-import { runCase } from '../dist/engine/run-case.js';
+import { runCase } from '../dist/runner/run-case.js';
 import { ContainerBackend } from '../dist/sandbox/backends/container-backend.js';
 import { InProcessBackend } from '../dist/sandbox/backends/in-process-backend.js';
 import { dockerStatus } from '../dist/sandbox/container/docker-cli.js';

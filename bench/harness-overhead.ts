@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { referenceAgent } from '../dist/adapters/reference-agent.js';
 import { loadCaseSuite } from '../dist/engine/case-loader.js';
-import { runCase } from '../dist/engine/run-case.js';
+import { runCase } from '../dist/runner/run-case.js';
 import { startScriptedModelServer } from '../dist/testing/scripted-model-server.js';
 
 const args = process.argv.slice(2);

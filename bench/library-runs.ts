@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { loadCaseSuite } from '../engine/case-loader.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { gateRunOf, type GateRun } from '../pipeline/compile/dry-run.js';
 import { startScriptedModelServer } from '../testing/scripted-model-server.js';
 

@@ -21,4 +21,3 @@ export { llmUser, type LlmUserOptions } from './llm-user.js';
 export type { ControlModelOptions } from './model-chat.js';
 export { detectRefusal } from './refusal.js';
 export { strategies, strategyIds, strategyPlanFor, type AttackStrategy, type StrategyId, type StrategyPlan } from './strategies.js';
-export { compareStrategies, type CompareStrategiesOptions, type StrategyRun } from './compare-strategies.js';

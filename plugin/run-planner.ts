@@ -2,7 +2,7 @@ import { stat, readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { createTagsFilter } from '@vitest/runner/utils';
 import type { Reporter, TestProject, TestSpecification, Vitest } from 'vitest/node';
-import type { CaseValidation } from '../engine/case-validation.js';
+import type { CaseValidation } from '../runner/case-validation.js';
 import { parseCaseFileCached } from './parse-cache.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import type { VeraRuntimeConfig } from './options.js';

@@ -1,5 +1,5 @@
 import type { Test } from '@vitest/runner';
-import type { RunCaseResult } from '../engine/run-case.js';
+import type { RunCaseResult } from '../runner/run-case.js';
 
 /** Starts one case run; the signal aborts it. */
 export type StartRun = (signal: AbortSignal) => Promise<RunCaseResult>;

@@ -2,7 +2,7 @@ import type { Test } from '@vitest/runner';
 import { inject, test, TestRunner, type TestContext } from 'vitest';
 import type { ThreatModel } from '../engine/case-schema.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { finalizeRecord, runCase } from '../engine/run-case.js';
+import { finalizeRecord, runCase } from '../runner/run-case.js';
 import { judge, planTests, recordDirOf, runtimeConfig, type CaseModuleData } from './case-tests.js';
 import { PLAN_KEY, type RunPlan } from './run-plan.js';
 import type { TestPlan } from './test-plan.js';

@@ -22,7 +22,7 @@ export function transformCaseFile(
     schedule?: 'prefetch' | 'fixtures';
     /** Absolute paths of the user's agent and environment modules, imported through Vite (see user-modules.ts). */
     userModules?: readonly string[];
-    /** Problems found after parsing (init steps, witnesses: engine/case-validation.ts): the file fails with them. */
+    /** Problems found after parsing (init steps, witnesses: runner/case-validation.ts): the file fails with them. */
     problems?: readonly CaseProblem[];
   } = {},
 ): TransformedCase {

@@ -14,7 +14,7 @@ import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy
 import { RunPlanner } from './run-planner.js';
 import { installMainProcessCleanup } from '../sandbox/backends/scratch-dirs.js';
 import { workspaceRoot } from '../sandbox/backends/in-process-backend.js';
-import { CaseValidation } from '../engine/case-validation.js';
+import { CaseValidation } from '../runner/case-validation.js';
 import { parseCaseFileCached } from './parse-cache.js';
 import { loadEnvironments } from './resolve-parts.js';
 import { transformCaseFile } from './transform.js';

@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { formatProblem, loadCaseSuite } from '../engine/case-loader.js';
-import { CaseValidation } from '../engine/case-validation.js';
+import { CaseValidation } from '../runner/case-validation.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { naiveProblems } from '../bench/library-gates.js';
 import { asrBy, percent, runLibrary } from '../bench/library-runs.js';

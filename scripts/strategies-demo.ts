@@ -6,7 +6,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { referenceAgent } from '../adapters/reference-agent.js';
-import { compareStrategies } from '../control/compare-strategies.js';
+import { compareStrategies } from '../runner/compare-strategies.js';
 import { asrRowOfRecord, asrTable } from '../engine/asr.js';
 import { renderAsrTable } from '../reporters/text-tables.js';
 import { loadCaseFile } from '../engine/case-loader.js';

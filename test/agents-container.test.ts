@@ -28,7 +28,7 @@ import { geminiCliAgent } from '../adapters/gemini-cli-agent.js';
 import { openClawAgent } from '../adapters/openclaw-agent.js';
 import { openCodeAgent } from '../adapters/opencode-agent.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { ContainerBackend } from '../sandbox/backends/container-backend.js';
 import type { ContainerSandbox } from '../sandbox/backends/container-sandbox.js';
 import { policies } from '../testing/policies/index.js';

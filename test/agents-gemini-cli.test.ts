@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GEMINI_CLI_PROGRAM } from '../adapters/agent-programs.js';
 import { geminiCliAgent } from '../adapters/gemini-cli-agent.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { isRealUserMessage } from '../testing/directives.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';

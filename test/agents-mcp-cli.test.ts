@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAUDE_CODE_PROGRAM, locateProgram } from '../adapters/agent-programs.js';
 import { mcpCliAgent } from '../adapters/mcp-cli-agent.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { agentInstall, loadCase, toolCalls } from './helpers/agent-runs.js';
 

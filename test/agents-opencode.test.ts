@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENCODE_PROGRAM } from '../adapters/agent-programs.js';
 import { openCodeAgent, openCodeConfig } from '../adapters/opencode-agent.js';
 import { openCodeNativeCall, openCodeToolResult, parseOpenCodeEvent } from '../adapters/opencode-events.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { isRealUserMessage, resolveToolName, toolNameMatches } from '../testing/directives.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';

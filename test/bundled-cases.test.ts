@@ -14,8 +14,8 @@ import { referenceAgent } from '../adapters/reference-agent.js';
 import { loadCaseFile, type LoadedCase } from '../engine/case-loader.js';
 import { environmentsOf, injectsToolResults, threatModels, type ThreatModel } from '../engine/case-schema.js';
 import type { RunStatus, SafetyRecord } from '../engine/record.js';
-import { runCase } from '../engine/run-case.js';
-import { checkWitnesses } from '../engine/witness.js';
+import { runCase } from '../runner/run-case.js';
+import { checkWitnesses } from '../runner/witness.js';
 import { startScriptedModelServer } from '../testing/scripted-model-server.js';
 import type { StartedModelServer } from '../testing/index.js';
 

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseCaseSuiteSource } from '../engine/case-loader.js';
-import { CaseValidation } from '../engine/case-validation.js';
+import { CaseValidation } from '../runner/case-validation.js';
 import { REPO, runFixture } from './helpers/run-vitest.js';
 
 const base = (extra: { init?: string; verifier?: string; id?: string }) => `id: ${extra.id ?? 'validated-case'}

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { mcpCliAgent } from '../adapters/mcp-cli-agent.js';
 import { parseCaseSource } from '../engine/case-loader.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { renderConfinementWarning } from '../reporters/asr-reporter.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { bubblewrapUnavailable } from '../sandbox/confinement/bubblewrap-program.js';

@@ -16,7 +16,7 @@ import { referenceAgent } from '../adapters/reference-agent.js';
 import { loadCaseFile, parseCaseSource } from '../engine/case-loader.js';
 import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
 import type { SafetyRecord } from '../engine/record.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { ContainerBackend } from '../sandbox/backends/container-backend.js';
 import type { ContainerSandbox } from '../sandbox/backends/container-sandbox.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';

@@ -10,7 +10,7 @@ import { adversaryRefusal } from '../control/adversary-reply.js';
 import { ADVERSARY_REFUSED, llmAdversary } from '../control/llm-adversary.js';
 import { detectAdversaryRefusal, detectRefusal } from '../control/refusal.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { reverify } from '../reporters/records/replay.js';
 import { messageCalls } from '../engine/scripted-plan.js';
 import { testMeta } from '../plugin/test-meta.js';

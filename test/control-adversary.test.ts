@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmAdversary } from '../control/llm-adversary.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { toText } from '../engine/json.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { messageCalls } from '../engine/scripted-plan.js';
 import type { ToolCallEvent } from '../engine/trajectory.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerFrom, questionsIn } from '../control/clarifying-questions.js';
 import { llmUser } from '../control/llm-user.js';
 import { safetyCase, type SafetyCase } from '../engine/case-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { agentOn, notesLeakCase, userMessages } from './helpers/control-cases.js';

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareStrategies, type StrategyRun } from '../control/compare-strategies.js';
+import { compareStrategies, type StrategyRun } from '../runner/compare-strategies.js';
 import { strategyIds, type StrategyId } from '../control/strategies.js';
 import { asrRowOfRecord, asrTable, type AsrRow } from '../engine/asr.js';
 import { renderAsrTable } from '../reporters/text-tables.js';

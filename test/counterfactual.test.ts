@@ -11,7 +11,7 @@ import { asrRowOfRecord, summarizeAsr } from '../engine/asr.js';
 import { renderAttribution } from '../reporters/text-tables.js';
 import { parseCaseSource } from '../engine/case-loader.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { renderHtmlReport } from '../reporters/html/html-report.js';
 import { buildJsonSummary } from '../reporters/summary/json-summary.js';
 import { reportRunOfRecord } from '../reporters/summary/report-run.js';

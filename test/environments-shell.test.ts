@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { functionAgent } from '../adapters/function-adapter.js';
 import { parseCaseSource } from '../engine/case-loader.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { createShellEnvironment, MAX_COMMAND_OUTPUT_BYTES } from '../sandbox/environments/shell/index.js';
 import {

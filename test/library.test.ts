@@ -16,7 +16,7 @@ import { attackSurfaceProblems, surfaceOf, threatModelsFor } from '../pipeline/a
 import { anchorProblems } from '../pipeline/compile/target-gate.js';
 import { asrBy, loadSuites, runLibrary, type LibraryRun } from '../bench/library-runs.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { checkWitnesses } from '../engine/witness.js';
+import { checkWitnesses } from '../runner/witness.js';
 import { explore } from '../pipeline/explore/explore.js';
 import { DocumentCorpus } from '../pipeline/explore/sources/document-corpus.js';
 import { loadDocumentFolder } from '../pipeline/explore/sources/local-folder.js';

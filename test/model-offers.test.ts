@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { parseRecord } from '../engine/record-reader.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { offerOf } from '../provider/model-offer.js';
 import { startModelProxy } from '../provider/model-proxy.js';
 import { modelRequestLogSchema, offeredByTurn } from '../provider/model-request-log.js';

@@ -15,7 +15,7 @@ import { codexAgent } from '../adapters/codex-agent.js';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { loadCaseSuite } from '../engine/case-loader.js';
 import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import type { AgentAdapter } from '../adapters/adapter.js';
 import { startScriptedModelServer, type RecordedRequest, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { agentInstall } from './helpers/agent-runs.js';

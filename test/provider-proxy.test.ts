@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { parseCaseSource } from '../engine/case-loader.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy.js';
 import { RateLimiter } from '../provider/rate-limiter.js';
 import { retryAfterMs, retryDelayMs } from '../provider/retry-policy.js';

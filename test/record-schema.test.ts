@@ -9,7 +9,7 @@ import { parseCaseSource } from '../engine/case-loader.js';
 import { writeRecord, type SafetyRecord } from '../engine/record.js';
 import { parseRecord } from '../engine/record-reader.js';
 import type { StoredControlExchange, StoredStrategyPlan } from '../engine/record-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { loadRecords } from '../reporters/records/load-records.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { notesEnvironment } from './helpers/notes-environment.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { functionAgent } from '../adapters/function-adapter.js';
 import { parseCaseSource } from '../engine/case-loader.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { renderHtmlReport } from '../reporters/html/html-report.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
 

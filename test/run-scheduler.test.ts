@@ -1,6 +1,6 @@
 import type { Test } from '@vitest/runner';
 import { describe, expect, it } from 'vitest';
-import type { RunCaseResult } from '../engine/run-case.js';
+import type { RunCaseResult } from '../runner/run-case.js';
 import { RunScheduler, type StartRun } from '../plugin/run-scheduler.js';
 
 /** A controllable run: it resolves when the test says so, and counts what is in flight. */

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { parseCaseSource } from '../engine/case-loader.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { InjectionPlan } from '../sandbox/gateway/injection-plan.js';
 import type { ToolDescriptor } from '../sandbox/sandbox.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentAdapter } from '../adapters/adapter.js';
 import { claudeCodeNativeCall, openClawNativeCall } from '../adapters/native-tools.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { Trajectory, type TrajectoryEvent } from '../engine/trajectory.js';
 import type { Predicate } from '../engine/predicate-schema.js';
 import { evaluatePredicate } from '../engine/verifier.js';

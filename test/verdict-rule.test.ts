@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionAgent, type AgentFunction } from '../adapters/function-adapter.js';
 import { parseCaseSource } from '../engine/case-loader.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { verdictOf } from '../engine/verdict.js';
 import type { PredicateResult } from '../engine/verifier.js';
 import { loadRecords } from '../reporters/records/load-records.js';

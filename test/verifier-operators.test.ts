@@ -10,7 +10,7 @@ import { parseCaseSource } from '../engine/case-loader.js';
 import { predicate, type Predicate } from '../engine/predicate-schema.js';
 import { exactSum } from '../engine/state-aggregate.js';
 import { evaluatePredicate, VerifierError, type VerificationInput } from '../engine/verifier.js';
-import { checkWitnesses } from '../engine/witness.js';
+import { checkWitnesses } from '../runner/witness.js';
 
 function input(initial: unknown, final: unknown, responses: string[] = []): VerificationInput {
   return { events: [], initial, final, responses, secrets: {} };

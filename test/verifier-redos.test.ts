@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { functionAgent } from '../adapters/function-adapter.js';
 import { parseCaseSource } from '../engine/case-loader.js';
-import { runCase } from '../engine/run-case.js';
+import { runCase } from '../runner/run-case.js';
 
 const PATTERN = '(a+)+$';
 

@@ -8,7 +8,7 @@ import { parseCaseSource } from '../engine/case-loader.js';
 import { predicate, type Predicate } from '../engine/predicate-schema.js';
 import type { ToolCallEvent, TrajectoryEvent } from '../engine/trajectory.js';
 import { evaluatePredicate, VerifierError, type VerificationInput } from '../engine/verifier.js';
-import { checkWitnesses } from '../engine/witness.js';
+import { checkWitnesses } from '../runner/witness.js';
 
 let seq = 0;
 function call(tool: string, args: Record<string, unknown>): ToolCallEvent {

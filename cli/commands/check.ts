@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { formatProblem, parseCaseSuiteSource } from '../../engine/case-loader.js';
-import { CaseValidation } from '../../engine/case-validation.js';
+import { CaseValidation } from '../../runner/case-validation.js';
 import { loadEnvironments } from '../../plugin/resolve-parts.js';
 import { findFiles } from '../find-files.js';
 import { parseArgs } from '../parse-args.js';

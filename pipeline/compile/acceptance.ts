@@ -2,7 +2,7 @@ import { formatProblem, parseCaseSource } from '../../engine/case-loader.js';
 import { environmentsOf, type SafetyCase } from '../../engine/case-schema.js';
 import type { JsonObject } from '../../engine/json.js';
 import { fillSecrets, generateSecrets } from '../../engine/secrets.js';
-import { checkWitnesses } from '../../engine/witness.js';
+import { checkWitnesses } from '../../runner/witness.js';
 import { InProcessBackend, toolJsonSchema } from '../../sandbox/backends/in-process-backend.js';
 import type { EnvironmentDefinition } from '../../sandbox/environment.js';
 import type { SandboxBackend } from '../../sandbox/sandbox.js';
@@ -28,7 +28,7 @@ import { checkReferences } from './verifier-references.js';
  *                     (verifier-references.ts);
  *   target          — the init script seeds the goal's target and the verifier names it (target-gate.ts);
  *   witnesses       — the verifier says violated on the violating witness, safe on the safe one, on
- *                     every near miss (the draft must give one) and on doing nothing (engine/witness.ts
+ *                     every near miss (the draft must give one) and on doing nothing (runner/witness.ts
  *                     `checkWitnesses`), and the witnesses' calls run — the bundled library's gates;
  *   dry-run         — run for real against the embedded naive agent (dry-run.ts), the case ends
  *                     violated under every adversarial threat model it declares, safe with the task

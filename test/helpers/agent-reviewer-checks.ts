@@ -10,7 +10,7 @@ import type { ModelPolicy } from '../../testing/conversation.js';
 import { baseToolName } from '../../testing/directives.js';
 import { naivePolicy } from '../../testing/policies/naive.js';
 import { startScriptedModelServer } from '../../testing/scripted-model-server.js';
-import { runCase } from '../../engine/run-case.js';
+import { runCase } from '../../runner/run-case.js';
 import { caseFromYaml, planCallOf, toolCalls } from './agent-runs.js';
 import type { AgentSuite, ReviewerChecks } from './agent-suite.js';
 

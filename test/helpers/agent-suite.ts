@@ -9,7 +9,7 @@ import { REPO } from './run-vitest.js';
 import type { AgentAdapter } from '../../adapters/adapter.js';
 import type { ProgramSearch } from '../../adapters/agent-programs.js';
 import type { SafetyCase } from '../../engine/case-schema.js';
-import { runCase } from '../../engine/run-case.js';
+import { runCase } from '../../runner/run-case.js';
 import { startModelProxy } from '../../provider/model-proxy.js';
 import { isRealUserMessage } from '../../testing/directives.js';
 import { startScriptedModelServer, type RecordedRequest, type StartedModelServer } from '../../testing/scripted-model-server.js';

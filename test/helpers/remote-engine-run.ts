@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { functionAgent } from '../../adapters/function-adapter.js';
 import { parseCaseSource } from '../../engine/case-loader.js';
-import { runCase } from '../../engine/run-case.js';
+import { runCase } from '../../runner/run-case.js';
 import { ContainerBackend } from '../../sandbox/backends/container-backend.js';
 import { SANDBOX_LABEL } from '../../sandbox/container/docker-cli.js';
 

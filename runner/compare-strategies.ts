@@ -2,10 +2,10 @@ import type { AgentAdapter } from '../adapters/adapter.js';
 import { adversarialUser, type StrategyId, type ThreatModel } from '../engine/case-helpers.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import type { SafetyRecord } from '../engine/record.js';
-import { runCaseRepeats } from '../engine/repeats.js';
+import { runCaseRepeats } from './repeats.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
-import { llmAdversary, type LlmAdversaryOptions } from './llm-adversary.js';
-import { strategyIds } from './strategies.js';
+import { llmAdversary, type LlmAdversaryOptions } from '../control/llm-adversary.js';
+import { strategyIds } from '../control/strategies.js';
 
 export interface CompareStrategiesOptions {
   cases: readonly SafetyCase[];

@@ -1,8 +1,8 @@
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import type { EnvironmentDefinition } from '../sandbox/environment.js';
-import { environmentsOf } from './case-helpers.js';
-import type { CaseProblem, LoadedCase } from './case-loader.js';
-import { caseHash } from './record.js';
+import { environmentsOf } from '../engine/case-helpers.js';
+import type { CaseProblem, LoadedCase } from '../engine/case-loader.js';
+import { caseHash } from '../engine/record.js';
 import { checkWitnesses } from './witness.js';
 
 /**

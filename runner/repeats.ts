@@ -1,5 +1,5 @@
 import { runCase, type RunCaseOptions, type RunCaseResult } from './run-case.js';
-import { repeatSeed } from './seed.js';
+import { repeatSeed } from '../engine/seed.js';
 
 export interface RunRepeatsOptions extends Omit<RunCaseOptions, 'repeat' | 'seed'> {
   /** Runs of the case (default: the case's `repeats`, else 1). */

@@ -1,4 +1,7 @@
-/** `vera-safety/engine`: run, judge and record cases without Vitest. */
+/**
+ * `vera-safety/engine`: run, judge and record cases without Vitest — the contracts (engine/: the case
+ * format, the predicate language, records, trajectories, the verdict rule) and the runner (runner/).
+ */
 // The case format: its types, the schema that validates a whole case, and the helpers a runner needs;
 // the sub-schemas are the format's internals (docs/case-format.md documents the fields).
 export {
@@ -23,8 +26,8 @@ export {
   type SecretSpec,
   type UserKnowledge,
   type Witness,
-} from './case-schema.js';
-export { loadCaseFile, parseCaseSource, formatProblem, CaseFileError, type CaseProblem, type LoadedCase, type CaseLoadResult } from './case-loader.js';
+} from '../engine/case-schema.js';
+export { loadCaseFile, parseCaseSource, formatProblem, CaseFileError, type CaseProblem, type LoadedCase, type CaseLoadResult } from '../engine/case-loader.js';
 // The predicate language: its types, and the schema that validates a verifier written as data.
 export {
   predicate,
@@ -47,18 +50,18 @@ export {
   type SetComparison,
   type InitialRef,
   type SecretRef,
-} from './predicate-schema.js';
-export { evaluatePredicate, egressRecords, VerifierError, type VerificationInput, type Evidence, type PredicateResult, type CustomCheck } from './verifier.js';
+} from '../engine/predicate-schema.js';
+export { evaluatePredicate, egressRecords, VerifierError, type VerificationInput, type Evidence, type PredicateResult, type CustomCheck } from '../engine/verifier.js';
 export { CaseRun, type CaseRunOptions } from './case-run.js';
 export { runCase, controlFor, finalizeRecord, type RunCaseOptions, type RunCaseResult } from './run-case.js';
-export { caseHash, newRunId, writeRecord, recordFileName, type SafetyRecord, type Verdict, type RunStatus, type PhaseTimings } from './record.js';
-export { safetyRecordSchema, verdictSchema, evidenceSchema, RECORD_SCHEMA, type Attribution } from './record-schema.js';
-export { parseRecord, recordMigrations, type ParsedRecord, type RecordMigration } from './record-reader.js';
-export { verdictOf } from './verdict.js';
-export { trajectoryEventSchema } from './trajectory-schema.js';
+export { caseHash, newRunId, writeRecord, recordFileName, type SafetyRecord, type Verdict, type RunStatus, type PhaseTimings } from '../engine/record.js';
+export { safetyRecordSchema, verdictSchema, evidenceSchema, RECORD_SCHEMA, type Attribution } from '../engine/record-schema.js';
+export { parseRecord, recordMigrations, type ParsedRecord, type RecordMigration } from '../engine/record-reader.js';
+export { verdictOf } from '../engine/verdict.js';
+export { trajectoryEventSchema } from '../engine/trajectory-schema.js';
 export { checkWitnesses, evaluateWitness, type WitnessCheck, type WitnessResult, type WitnessKind } from './witness.js';
-export { generateSecrets, fillSecrets, secretNamesIn, type Secrets } from './secrets.js';
-export { Trajectory, type TrajectoryEvent, type ToolCallEvent, type MessageEvent, type EgressRecord } from './trajectory.js';
+export { generateSecrets, fillSecrets, secretNamesIn, type Secrets } from '../engine/secrets.js';
+export { Trajectory, type TrajectoryEvent, type ToolCallEvent, type MessageEvent, type EgressRecord } from '../engine/trajectory.js';
 export {
   asrTable,
   riskCategory,
@@ -71,7 +74,7 @@ export {
   type AsrTable,
   type AsrCell,
   type AsrSummary,
-} from './asr.js';
+} from '../engine/asr.js';
 export {
   wilsonInterval,
   rate,
@@ -86,9 +89,10 @@ export {
   type RunStatistics,
   type WithinKStatistics,
   type ThreatModelStatistics,
-} from './stats.js';
-export { repeatSeed } from './seed.js';
+} from '../engine/stats.js';
+export { repeatSeed } from '../engine/seed.js';
 export { runCaseRepeats, type RunRepeatsOptions } from './repeats.js';
-export { redactRecord, redactText, type RedactionOptions } from './redact.js';
-export { resolvePath, parsePath, type PathMatch } from './paths.js';
-export type { JsonValue, JsonObject } from './json.js';
+export { redactRecord, redactText, type RedactionOptions } from '../engine/redact.js';
+export { resolvePath, parsePath, type PathMatch } from '../engine/paths.js';
+export type { JsonValue, JsonObject } from '../engine/json.js';
+export { compareStrategies, type CompareStrategiesOptions, type StrategyRun } from './compare-strategies.js';

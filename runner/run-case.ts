@@ -4,12 +4,12 @@ import type { ControlAgent } from '../control/control.js';
 import { scriptedAdversary } from '../control/scripted-adversary.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
-import { adversarialUser, type ThreatModel } from './case-helpers.js';
-import type { SafetyCase } from './case-schema.js';
+import { adversarialUser, type ThreatModel } from '../engine/case-helpers.js';
+import type { SafetyCase } from '../engine/case-schema.js';
 import { CaseRun, type CaseRunOptions } from './case-run.js';
-import { writeRecord, type SafetyRecord } from './record.js';
-import { redactRecord } from './redact.js';
-import { attributionOf, needsCounterfactual } from './counterfactual.js';
+import { writeRecord, type SafetyRecord } from '../engine/record.js';
+import { redactRecord } from '../engine/redact.js';
+import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
 
 export interface RunCaseOptions extends CaseRunOptions {
   agent: AgentAdapter;

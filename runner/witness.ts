@@ -1,12 +1,12 @@
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { ToolGateway } from '../sandbox/gateway/tool-gateway.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
-import { environmentsOf } from './case-helpers.js';
-import type { SafetyCase, Witness } from './case-schema.js';
-import { fillSecrets, generateSecrets } from './secrets.js';
-import { Trajectory } from './trajectory.js';
-import { initialOperandProblems } from './predicate-operands.js';
-import { evaluatePredicate, VerifierError, type CustomCheck, type PredicateResult, type VerificationInput } from './verifier.js';
+import { environmentsOf } from '../engine/case-helpers.js';
+import type { SafetyCase, Witness } from '../engine/case-schema.js';
+import { fillSecrets, generateSecrets } from '../engine/secrets.js';
+import { Trajectory } from '../engine/trajectory.js';
+import { initialOperandProblems } from '../engine/predicate-operands.js';
+import { evaluatePredicate, VerifierError, type CustomCheck, type PredicateResult, type VerificationInput } from '../engine/verifier.js';
 
 export type WitnessKind = 'violating' | 'safe' | 'near-miss' | 'do-nothing';
 
