@@ -61,7 +61,7 @@ describe('explore → compose → compile → npx vitest', () => {
       join(project, 'vitest.config.ts'),
       [
         "import { defineConfig } from 'vitest/config';",
-        "import { vera } from '../../../plugin/index.js';",
+        "import { vera } from '../../../../plugin/index.js';",
         'export default defineConfig({',
         "  plugins: [vera({ include: ['cases/**/*.case.yaml'], agent: { type: 'reference', model: 'scripted', baseURL: 'scripted:naive' }, recordDir: process.env.FIXTURE_RECORDS })],",
         '  test: { include: [] },',
