@@ -130,3 +130,13 @@ export const HERMES_PROGRAM: Omit<ProgramSearch, 'configured'> = {
   installed: [],
   pathName: 'hermes',
 };
+
+/** What every CLI agent's options share: how long a turn may take, its environment, what it may read. */
+export interface CliProgramOptions {
+  /** A turn that takes longer fails with the program's stderr tail (default 600). */
+  turnTimeoutSeconds?: number;
+  /** Extra environment variables for the program. */
+  env?: Record<string, string>;
+  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
+  readOnly?: string[];
+}

@@ -2,11 +2,11 @@ import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContex
 import { isPlainObject } from '../engine/json.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
-import { CLAUDE_CODE_PROGRAM, locateProgram } from './agent-programs.js';
+import { CLAUDE_CODE_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
 import { ProgramReport } from './agent-report.js';
 import { claudeCodeNativeCall } from './native-tools.js';
 
-export interface ClaudeCodeAgentOptions {
+export interface ClaudeCodeAgentOptions extends CliProgramOptions {
   /** `--model` (default: Claude Code's own default). */
   model?: string;
   /** Anthropic Messages endpoint (default ANTHROPIC_BASE_URL, then Anthropic's API). */
@@ -20,14 +20,8 @@ export interface ClaudeCodeAgentOptions {
    * MultiEdit, Glob, Grep). Every gateway tool (`mcp__vera__*`) is always allowed.
    */
   nativeTools?: string[];
-  /** A turn that takes longer fails with the program's stderr tail (default 600). */
-  turnTimeoutSeconds?: number;
   /** Extra command-line arguments. */
   extraArgs?: string[];
-  /** Extra environment variables for the program. */
-  env?: Record<string, string>;
-  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
-  readOnly?: string[];
 }
 
 const DEFAULT_NATIVE_TOOLS = ['Bash', 'Read', 'Write', 'Edit', 'MultiEdit', 'Glob', 'Grep'];

@@ -2,9 +2,9 @@ import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContex
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { ProgramReport } from './agent-report.js';
-import { CODEX_PROGRAM, locateProgram } from './agent-programs.js';
+import { CODEX_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
 
-export interface CodexAgentOptions {
+export interface CodexAgentOptions extends CliProgramOptions {
   /** Model name sent to the provider, e.g. `gpt-5-codex`. */
   model: string;
   /** Responses API base URL (default OPENAI_BASE_URL, then https://api.openai.com/v1). Codex speaks only the Responses API. */
@@ -15,14 +15,8 @@ export interface CodexAgentOptions {
   binary?: string;
   /** Retries of a failed model request or stream (Codex's own default when unset). */
   maxRetries?: number;
-  /** A turn that takes longer fails with the program's stderr tail (default 600). */
-  turnTimeoutSeconds?: number;
   /** Extra TOML appended to the generated config.toml. */
   extraConfig?: string;
-  /** Extra environment variables for the program. */
-  env?: Record<string, string>;
-  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
-  readOnly?: string[];
 }
 
 const KEY_VAR = 'VERA_CODEX_API_KEY';

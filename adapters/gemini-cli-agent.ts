@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
-import { GEMINI_CLI_PROGRAM, locateProgram } from './agent-programs.js';
+import { GEMINI_CLI_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
 import { geminiNativeCall, parseGeminiCliEvent } from './gemini-cli-events.js';
 
-export interface GeminiCliAgentOptions {
+export interface GeminiCliAgentOptions extends CliProgramOptions {
   /** Model name at the provider, e.g. `gemini-2.5-flash`. */
   model: string;
   /** Gemini API base URL, without `/v1beta` (default GOOGLE_GEMINI_BASE_URL, then https://generativelanguage.googleapis.com). */
@@ -16,14 +16,8 @@ export interface GeminiCliAgentOptions {
   binary?: string;
   /** Retries of a failed model request (Gemini CLI's own default, 9, when unset). */
   maxRetries?: number;
-  /** A turn that takes longer fails with the program's stderr tail (default 600). */
-  turnTimeoutSeconds?: number;
   /** Extra top-level settings, merged over the generated settings.json. */
   extraSettings?: Record<string, unknown>;
-  /** Extra environment variables for the program. */
-  env?: Record<string, string>;
-  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
-  readOnly?: string[];
 }
 
 const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';

@@ -1,9 +1,9 @@
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
-import { HERMES_PROGRAM, locateProgram } from './agent-programs.js';
+import { HERMES_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
 
-export interface HermesAgentOptions {
+export interface HermesAgentOptions extends CliProgramOptions {
   /** Model name at the provider. */
   model: string;
   /** OpenAI-compatible endpoint (default OPENAI_BASE_URL, then https://api.openai.com/v1). */
@@ -14,12 +14,6 @@ export interface HermesAgentOptions {
   provider?: string;
   /** Path of the `hermes` program (default: VERA_HERMES_BIN, then PATH). */
   binary?: string;
-  /** A turn that takes longer fails with the program's stderr tail (default 600). */
-  turnTimeoutSeconds?: number;
-  /** Extra environment variables for the program. */
-  env?: Record<string, string>;
-  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
-  readOnly?: string[];
 }
 
 const KEY_VAR = 'OPENAI_API_KEY';

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, runHelper, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
-import { locateProgram, NODE24_PROGRAM, OPENCLAW_PROGRAM } from './agent-programs.js';
+import { locateProgram, NODE24_PROGRAM, OPENCLAW_PROGRAM, type CliProgramOptions } from './agent-programs.js';
 import { ProgramReport, REDACTED } from './agent-report.js';
 import { openClawNativeCall } from './native-tools.js';
 
-export interface OpenClawAgentOptions {
+export interface OpenClawAgentOptions extends CliProgramOptions {
   /** Model id at the provider, e.g. `gpt-4o-mini`. */
   model: string;
   /** The provider's base URL (default OPENAI_BASE_URL, then https://api.openai.com/v1). */
@@ -19,14 +19,8 @@ export interface OpenClawAgentOptions {
   binary?: string;
   /** Node >= 24.16 that runs it (default: VERA_OPENCLAW_NODE, then `.agents/node24`). */
   node?: string;
-  /** A turn that takes longer fails with the program's stderr tail (default 600). */
-  turnTimeoutSeconds?: number;
   /** Extra top-level config keys, merged over the generated config. */
   extraConfig?: Record<string, unknown>;
-  /** Extra environment variables for the program. */
-  env?: Record<string, string>;
-  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
-  readOnly?: string[];
 }
 
 /** The OpenClaw config of one session: one provider, no bootstrap files, no tool search, the gateway over MCP. */

@@ -1,10 +1,10 @@
 import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
-import { locateProgram, OPENCODE_PROGRAM } from './agent-programs.js';
+import { locateProgram, OPENCODE_PROGRAM, type CliProgramOptions } from './agent-programs.js';
 import { openCodeErrorMessage, openCodeNativeCall, openCodeToolResult, parseOpenCodeEvent, type OpenCodeToolPart } from './opencode-events.js';
 
-export interface OpenCodeAgentOptions {
+export interface OpenCodeAgentOptions extends CliProgramOptions {
   /** Model id at the provider, e.g. `gpt-4o-mini`. */
   model: string;
   /** The OpenAI-compatible endpoint, with its `/v1` (default OPENAI_BASE_URL, then https://api.openai.com/v1). */
@@ -13,14 +13,8 @@ export interface OpenCodeAgentOptions {
   apiKeyEnv?: string;
   /** Path of the `opencode` program (default: VERA_OPENCODE_BIN, `.agents/opencode`, then PATH). */
   binary?: string;
-  /** A turn that takes longer fails with the program's stderr tail (default 600). */
-  turnTimeoutSeconds?: number;
   /** Extra top-level keys of opencode.json, merged over the generated config. */
   extraConfig?: Record<string, unknown>;
-  /** Extra environment variables for the program. */
-  env?: Record<string, string>;
-  /** Host paths the program reads beyond its own install folder (visible read-only when it is confined). */
-  readOnly?: string[];
 }
 
 /** The provider id in the generated config (`vera/<model>`). */
