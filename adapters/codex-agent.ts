@@ -47,6 +47,12 @@ export function codexConfig(options: CodexAgentOptions, ctx: Pick<AgentStartCont
     '[history]',
     'persistence = "none"',
     '',
+    // At start-up Codex syncs its plugin marketplaces from github.com and chatgpt.com: background
+    // traffic of the program, not the agent's doing, that the egress proxy would record.
+    '[features]',
+    'plugins = false',
+    'remote_plugin = false',
+    '',
     '[model_providers.vera]',
     'name = "vera"',
     `base_url = ${toml(baseURL)}`,

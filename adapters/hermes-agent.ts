@@ -32,6 +32,9 @@ export function hermesConfig(options: HermesAgentOptions, ctx: Pick<AgentStartCo
   return `# written by vera-safety for one test session\n${JSON.stringify(config, null, 2)}\n`;
 }
 
+type AcpContent = { type?: string; content?: { type?: string; text?: string }; path?: string; newText?: string; oldText?: string };
+
+/** One `tool_call` start and what its `tool_call_update`s added, as Hermes' ACP server sends them. */
 interface AcpToolCall {
   toolCallId?: string;
   title?: string;
@@ -39,25 +42,67 @@ interface AcpToolCall {
   status?: string;
   rawInput?: Record<string, unknown>;
   rawOutput?: unknown;
-  content?: Array<{ type?: string; content?: { type?: string; text?: string }; path?: string; newText?: string }>;
-  _meta?: { toolName?: string };
+  /** The start's content (Hermes' own tools: `$ <command>`, a diff block); kept apart from the completion's. */
+  startContent?: AcpContent[];
+  /** The completion's content (the formatted result). */
+  content?: AcpContent[];
+  locations?: Array<{ path?: string }>;
+  /** When the start arrived (ms since the epoch). */
+  startedAt: number;
 }
 
-/** ACP's tool kinds → the names native actions get in the trajectory. */
-function nativeCall(call: AcpToolCall): { tool: string; args: Record<string, unknown> } {
+/** Hermes titles a call `<tool>: <preview>` (or the bare tool name). */
+function toolNameOf(call: AcpToolCall): string {
+  const title = call.title ?? '';
+  const match = /^([A-Za-z0-9_.-]+)(?::\s|$)/.exec(title);
+  return match ? match[1]! : title || 'unknown';
+}
+
+/** The title's preview of the primary argument (at most 80 characters; longer ones end in `...`). */
+function previewOf(call: AcpToolCall): string {
+  const title = call.title ?? '';
+  const at = title.indexOf(': ');
+  return at >= 0 ? title.slice(at + 2) : '';
+}
+
+const textOf = (blocks: AcpContent[] | undefined) => (blocks ?? []).map((c) => c.content?.text ?? '').filter(Boolean).join('\n');
+
+/**
+ * A native call as the trajectory names it, with its arguments recovered from where Hermes puts
+ * them: rawInput (other tools), the start content (`$ <command>`, a diff's path and new text),
+ * the locations, and only as a last resort the title's preview — flagged `argsTruncated`.
+ */
+function nativeCall(call: AcpToolCall): { tool: string; args: Record<string, unknown>; argsTruncated?: boolean } {
   const input = call.rawInput ?? {};
-  const path = input.path ?? input.file_path ?? call.content?.find((c) => c.path)?.path;
+  const name = toolNameOf(call);
+  const diff = call.startContent?.find((c) => c.type === 'diff');
+  const path = input.path ?? input.file_path ?? diff?.path ?? call.locations?.find((l) => l.path)?.path;
+  const fromTitle = (key: string) => ({ [key]: previewOf(call) });
+  switch (name) {
+    case 'terminal': {
+      if (typeof input.command === 'string') return { tool: 'shell', args: { command: input.command } };
+      const shown = textOf(call.startContent);
+      if (shown.startsWith('$ ')) return { tool: 'shell', args: { command: shown.slice(2) } };
+      return { tool: 'shell', args: fromTitle('command'), argsTruncated: true };
+    }
+    case 'write_file':
+      if (diff?.newText !== undefined || input.content !== undefined) return { tool: 'write_file', args: { path, content: input.content ?? diff?.newText } };
+      return { tool: 'write_file', args: { path: path ?? previewOf(call) }, argsTruncated: true };
+    case 'patch':
+      return { tool: 'edit_file', args: { path, ...(diff ? { oldText: diff.oldText ?? '', newText: diff.newText ?? '' } : {}), ...input }, ...(diff || call.rawInput ? {} : { argsTruncated: true }) };
+    case 'read_file':
+      return { tool: 'read_file', args: { path: path ?? previewOf(call) }, ...(path ? {} : { argsTruncated: true }) };
+    case 'web_extract':
+    case 'browser_navigate':
+      return { tool: 'http_request', args: call.rawInput ?? fromTitle('url'), ...(call.rawInput ? {} : { argsTruncated: true }) };
+  }
   switch (call.kind) {
     case 'execute':
-      return { tool: 'shell', args: { command: input.command ?? input.cmd ?? call.title ?? '' } };
-    case 'edit':
-      return { tool: input.content !== undefined ? 'write_file' : 'edit_file', args: { path, ...input } };
+      return { tool: 'shell', args: { command: input.command ?? input.cmd ?? previewOf(call) }, ...(call.rawInput ? {} : { argsTruncated: true }) };
     case 'delete':
       return { tool: 'delete_file', args: { path, ...input } };
-    case 'read':
-      return { tool: 'read_file', args: { path } };
     default:
-      return { tool: call._meta?.toolName ?? call.title ?? 'unknown', args: input };
+      return { tool: name, args: input, ...(call.rawInput || !previewOf(call) ? {} : { argsTruncated: true }) };
   }
 }
 
@@ -69,8 +114,14 @@ function nativeCall(call: AcpToolCall): { tool: string; args: Record<string, unk
  * recorded, calls of the gateway's tools (`mcp_vera_*`) are left to the gateway. Permission
  * requests are granted (the sandbox is the confinement). Config lives in a private HERMES_HOME.
  *
- * Written against Hermes' documented interfaces and tested against a stand-in that speaks them
- * (test/helpers/hermes-standin.mjs): Hermes itself was not run while building this adapter.
+ * Hermes' ACP server sends its own tools' calls without rawInput: a title `terminal: <first 80
+ * characters>`, the full command only as `$ <command>` start content, a write as a diff block, a
+ * result as formatted text without rawOutput. The adapter recovers commands and paths from those
+ * (see `nativeCall`) and flags what only the title showed (`argsTruncated`).
+ *
+ * Written against Hermes' documented interfaces and its published ACP adapter, and tested against
+ * a stand-in that sends those shapes (test/helpers/hermes-standin.mjs): Hermes itself was not run
+ * while building this adapter.
  */
 export function hermesAgent(options: HermesAgentOptions): AgentAdapter {
   return {
@@ -168,7 +219,7 @@ class HermesSession implements AgentSession {
   }
 
   private isGatewayTool(call: AcpToolCall): boolean {
-    const name = call._meta?.toolName ?? call.title ?? '';
+    const name = toolNameOf(call);
     const g = this.ctx.gatewayName;
     return [`mcp_${g}_`, `mcp__${g}__`, `${g}__`, `${g}.`].some((p) => name.startsWith(p));
   }
@@ -184,14 +235,31 @@ class HermesSession implements AgentSession {
       case 'tool_call_update': {
         const id = update.toolCallId as string | undefined;
         if (!id) break;
-        const call: AcpToolCall = { ...this.calls.get(id), ...Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined && v !== null)) };
+        const known = this.calls.get(id);
+        const { content, sessionUpdate, ...fields } = update as AcpToolCall & { sessionUpdate: string };
+        const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== null));
+        const call: AcpToolCall = { ...known, ...defined, startedAt: known?.startedAt ?? Date.now() };
+        // The start's content says what runs (`$ <command>`, a diff); an update's is the result.
+        if (sessionUpdate === 'tool_call') call.startContent = content ?? undefined;
+        else if (content) call.content = content;
         this.calls.set(id, call);
         if (call.status !== 'completed' && call.status !== 'failed') break;
         this.calls.delete(id);
         if (this.isGatewayTool(call)) break;
-        const { tool, args } = nativeCall(call);
-        const output = call.rawOutput ?? (call.content ?? []).map((c) => c.content?.text ?? c.newText ?? '').join('\n');
-        this.ctx.recordNative({ type: 'tool_call', tool, args, result: { output }, isError: call.status === 'failed', origin: 'agent' });
+        const { tool, args, argsTruncated } = nativeCall(call);
+        const output = call.rawOutput ?? textOf(call.content);
+        this.ctx.recordNative({
+          type: 'tool_call',
+          tool,
+          ...(toolNameOf(call) !== tool ? { agentTool: toolNameOf(call) } : {}),
+          args,
+          result: { output },
+          isError: call.status === 'failed',
+          origin: 'agent',
+          at: call.startedAt,
+          durationMs: Date.now() - call.startedAt,
+          ...(argsTruncated ? { argsTruncated } : {}),
+        });
         break;
       }
     }

@@ -55,6 +55,7 @@ export interface ToolCallMatcher {
   error?: boolean;
   injected?: boolean;
   origin?: 'gateway' | 'agent';
+  attempted?: boolean;
   count?: CountBounds;
 }
 
@@ -228,12 +229,13 @@ export const toolCallMatcher: z.ZodType<ToolCallMatcher> = z
   error: z.boolean().optional(),
   injected: z.boolean().optional(),
   origin: z.enum(['gateway', 'agent']).optional(),
+  attempted: z.boolean().optional(),
   count: countBounds.optional(),
 })
   .register(z.globalRegistry, {
     id: 'ToolCallMatcher',
     description:
-      'Matches recorded tool calls: the tool name (or a matcher on it), conditions on arguments keyed by path ("to", "attachments[0].name"), on the result, error, injected (its result carried an injection), origin (gateway = through Vera\'s tools, agent = the agent\'s own native tool), and count bounds on how many calls match (default: at least one).',
+      'Matches recorded tool calls: the tool name (or a matcher on it), conditions on arguments keyed by path ("to", "attachments[0].name"), on the result, error, injected (its result carried an injection), origin (gateway = through Vera\'s tools, agent = the agent\'s own native tool), attempted (true: also count tool uses that never ran because the agent\'s client or the sandbox stopped them — what the agent tried), and count bounds on how many calls match (default: at least one).',
   });
 
 export const stateScope = z.enum(['final', 'initial', 'added', 'removed', 'changed']);

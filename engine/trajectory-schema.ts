@@ -67,6 +67,11 @@ export const toolCallEventSchema = z.object({
    * verifier's tool-call matchers skip attempts unless they ask for them (`attempted: true`).
    */
   attempted: z.object({ reason: z.string() }).optional(),
+  /**
+   * Set when the agent's output showed only a preview of the arguments (Hermes' titles cut a
+   * command at 80 characters when nothing else carries it): what ran may be longer than `args`.
+   */
+  argsTruncated: z.boolean().optional(),
   /** When the call started, ms since the epoch. */
   at: z.number(),
   /** How long it ran, as measured by the gateway or reported by the agent (its output's timestamps). */

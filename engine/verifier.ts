@@ -103,16 +103,13 @@ function evaluate(p: Predicate, input: VerificationInput, scope: OperandScope, a
   throw new VerifierError(at, 'unknown predicate node');
 }
 
-/**
- * The calls that ran. A tool use the agent's own client blocked (`attempted`) did nothing, so no
- * tool-call matcher sees it: the record keeps it for the reviewer, not as harm.
- */
+/** Every tool call, attempts included: `matchCall` decides whether an attempt counts. */
 function toolCalls(input: VerificationInput): ToolCallEvent[] {
-  return input.events.filter((e): e is ToolCallEvent => e.type === 'tool_call' && e.attempted === undefined);
+  return input.events.filter((e): e is ToolCallEvent => e.type === 'tool_call');
 }
 
 function describeCall(e: ToolCallEvent): string {
-  return `#${e.seq} ${e.tool}(${preview(e.args, 100)})${e.origin === 'agent' ? ' [native]' : ''}`;
+  return `#${e.seq} ${e.tool}(${preview(e.args, 100)})${e.origin === 'agent' ? ' [native]' : ''}${e.attempted ? ' [attempt]' : ''}`;
 }
 
 interface CallMatch {
@@ -123,6 +120,9 @@ interface CallMatch {
 function matchCall(m: ToolCallMatcher, e: ToolCallEvent, scope: OperandScope): CallMatch {
   const tool = typeof m.tool === 'string' ? { ok: e.tool === m.tool, why: `tool is ${m.tool}` } : matchValue(m.tool, e.tool, scope);
   if (!tool.ok) return { ok: false, why: `tool ${e.tool}: ${tool.why}` };
+  // A tool use that never ran (its client blocked it, the sandbox refused it) did nothing: only a
+  // matcher asking what the agent tried (`attempted: true`) counts it.
+  if (e.attempted && m.attempted !== true) return { ok: false, why: `it never ran (${e.attempted.reason}); attempted: true would count it` };
   const reasons: string[] = [];
   if (m.origin !== undefined && e.origin !== m.origin) return { ok: false, why: `origin is ${e.origin}, not ${m.origin}` };
   if (m.error !== undefined && e.isError !== m.error) return { ok: false, why: e.isError ? `the call failed: ${e.error ?? ''}` : 'the call succeeded' };

@@ -156,6 +156,14 @@ export const veraOptions = z.strictObject({
    * and network — and every report says so.
    */
   unconfined: z.boolean().default(false),
+  /**
+   * A confined agent's own network requests (curl in its shell, its web-fetch tool) go through
+   * the sandbox's recording egress proxy: each is an egress event in the record, and none
+   * leaves unless its destination is listed here — an origin (`https://pypi.org`), a host
+   * (`registry.npmjs.org`) or `*.` subdomains (`*.github.com`). Allowed requests are still
+   * recorded. In-process backend only.
+   */
+  egress: z.strictObject({ allow: z.array(z.string().min(1)).default([]) }).default({ allow: [] }),
   /** Options of the container sandbox (used when `sandbox` is `container`). */
   container: z
     .strictObject({

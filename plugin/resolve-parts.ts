@@ -189,7 +189,7 @@ export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBacken
       const { createBubblewrapRunner, createShellEnvironment } = await import('../sandbox/environments/shell/index.js');
       environments.shell = createShellEnvironment({ runner: createBubblewrapRunner() });
     }
-    return new InProcessBackend({ environments, programs: config.options.unconfined ? 'unconfined' : 'bubblewrap' });
+    return new InProcessBackend({ environments, programs: config.options.unconfined ? 'unconfined' : 'bubblewrap', egressAllow: config.options.egress.allow });
   })();
   backend = { key, backend: started };
   return started;

@@ -18,6 +18,7 @@ import { verdictOf } from '../engine/verdict.js';
 import { ScriptedPlanFeed } from '../engine/scripted-plan-feed.js';
 import { repeatSeed } from '../engine/seed.js';
 import { Trajectory } from '../engine/trajectory.js';
+import { networkAttemptEvent } from '../sandbox/confinement/egress-proxy.js';
 import { evaluatePredicate, needsFinalState, type CustomCheck, type PredicateResult } from '../engine/verifier.js';
 
 export interface CaseRunOptions {
@@ -237,7 +238,13 @@ export class CaseRun implements AsyncDisposable {
         this.trajectory.add({ type: 'message', role: 'assistant', text, interim: true, ...(at !== undefined ? { at } : {}) });
       },
       // Whatever else a program may reach, the gateway it must.
-      spawn: (command, args, options) => sandbox.spawn(command, args, { ...options, network: [...(options?.network ?? []), gatewayUrl] }),
+      // What a confined program sends out through the sandbox's egress proxy is the agent's too.
+      spawn: (command, args, options) =>
+        sandbox.spawn(command, args, {
+          ...options,
+          network: [...(options?.network ?? []), gatewayUrl],
+          onNetworkAttempt: (attempt) => this.trajectory.add(networkAttemptEvent(attempt)),
+        }),
       backend: sandbox.backend,
     });
     this.timings.agentStartMs = performance.now() - t;

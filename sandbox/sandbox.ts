@@ -1,3 +1,4 @@
+import type { NetworkAttempt } from './confinement/egress-proxy.js';
 import type { ConfinementUsed } from './confinement/program-confinement.js';
 import type { ChildProcess } from 'node:child_process';
 import type { InitStep } from '../engine/case-schema.js';
@@ -74,6 +75,12 @@ export interface SandboxSpawnOptions {
   network?: string[];
   /** Host paths the program must read (its install folder), made visible read-only where it is confined. */
   readOnly?: string[];
+  /**
+   * Told of every request a confined program sends out through the sandbox's recording egress
+   * proxy (refused, or relayed to a destination the user allowed); the run's own endpoints are
+   * not reported.
+   */
+  onNetworkAttempt?: (attempt: NetworkAttempt) => void;
 }
 
 export interface SandboxSpec {

@@ -1,7 +1,10 @@
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hermesAgent } from '../adapters/hermes-agent.js';
+import { runCase } from '../runner/run-case.js';
+import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
+import { agentInstall, nativeWriteCase, planCallOf, toolCalls } from './helpers/agent-runs.js';
 import { REPO } from './helpers/run-vitest.js';
 
 /**
@@ -12,7 +15,7 @@ import { REPO } from './helpers/run-vitest.js';
 const STANDIN = join(REPO, 'test/helpers/hermes-standin.mjs');
 
 defineAgentSuite({
-  title: 'Hermes adapter (against the ACP stand-in)',
+  title: 'Hermes adapter (against the ACP stand-in, not Hermes itself)',
   programs: [],
   // The stand-in is a script of this repository: confined, it also reads the packages it imports.
   agent: (server, extra) => hermesAgent({ model: 'vera-scripted', baseURL: server.url, apiKeyEnv: 'VERA_TEST_NO_KEY', binary: STANDIN, readOnly: [join(REPO, 'node_modules')], ...extra }),
@@ -25,4 +28,56 @@ defineAgentSuite({
     const model = requests.filter((r) => r.path === '/v1/chat/completions');
     expect(model[0]!.conversation!.tools.map((t) => t.name)).toContain('mcp_vera_forward_email');
   },
+});
+
+/**
+ * Hermes' real ACP shapes (acp_adapter/tools.py), sent by the stand-in: its own tools come without
+ * rawInput or rawOutput, titled `terminal: <first 80 characters>`. The adapter takes the full
+ * command from the `$ <command>` start content and a write's path and text from its diff block —
+ * and where only the title carries them, records the preview flagged as truncated.
+ */
+describe.skipIf(agentInstall([]).skip)('Hermes adapter: the ACP shapes Hermes really sends (stand-in)', () => {
+  let server: StartedModelServer;
+  beforeAll(async () => {
+    server = await startScriptedModelServer({ policy: 'naive' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  const agent = (env: Record<string, string> = {}) =>
+    hermesAgent({ model: 'vera-scripted', baseURL: server.url, apiKeyEnv: 'VERA_TEST_NO_KEY', binary: STANDIN, readOnly: [join(REPO, 'node_modules')], env });
+  const longCommand = `printf '%s\\n' "${'a long line of text that goes well past what a title shows '.repeat(2).trim()}" > long.txt && wc -c long.txt`;
+  const spec = () => {
+    const base = nativeWriteCase(`ACTION: terminal ${JSON.stringify({ command: longCommand })}`, 'shell', 60);
+    return { ...base, plan: { task: [...(base.plan?.task ?? []), planCallOf(`ACTION: write_file ${JSON.stringify({ path: 'notes/plan.md', content: 'step one\nstep two' })}`)] } };
+  };
+
+  it('a command longer than the title is recovered whole from the start content; a write from its diff; real start times and durations', async () => {
+    const before = Date.now();
+    const { record } = await runCase({ spec: spec(), threatModel: 'benign', agent: agent(), recordDir: false });
+    expect(record.error).toBeUndefined();
+    const native = toolCalls(record).filter((c) => c.origin === 'agent');
+    expect(native.map((c) => c.tool)).toEqual(['shell', 'write_file']);
+    const [shell, write] = native;
+    expect(longCommand.length).toBeGreaterThan(80);
+    expect(shell!.args).toEqual({ command: longCommand });
+    expect(shell!.agentTool).toBe('terminal');
+    expect(shell!.argsTruncated).toBeUndefined();
+    expect(JSON.stringify(shell!.result)).toMatch(/long\.txt/);
+    expect(write!.args).toEqual({ path: 'notes/plan.md', content: 'step one\nstep two' });
+    expect(shell!.at).toBeGreaterThanOrEqual(before);
+    expect(shell!.durationMs).toBeGreaterThan(0);
+    expect(write!.at).toBeGreaterThanOrEqual(shell!.at + shell!.durationMs);
+  });
+
+  it('where only the title carries the arguments, the preview is recorded and flagged argsTruncated', async () => {
+    const { record } = await runCase({ spec: spec(), threatModel: 'benign', agent: agent({ HERMES_STANDIN_BARE: '1' }), recordDir: false });
+    expect(record.error).toBeUndefined();
+    const [shell, write] = toolCalls(record).filter((c) => c.origin === 'agent');
+    expect(shell!.argsTruncated).toBe(true);
+    expect(String(shell!.args.command)).toMatch(/\.\.\.$/);
+    expect(String(shell!.args.command).length).toBe(80);
+    expect(longCommand.startsWith(String(shell!.args.command).slice(0, 77))).toBe(true);
+    expect(write).toMatchObject({ tool: 'write_file', args: { path: 'notes/plan.md' }, argsTruncated: true });
+  });
 });

@@ -45,6 +45,11 @@ export interface InProcessBackendOptions {
   programs?: ProgramConfinementMode;
   /** The bubblewrap program that confines them (default `bwrap` on PATH). */
   bwrap?: string;
+  /**
+   * Destinations a confined program's own requests may reach (an origin `https://pypi.org`, a
+   * host, or `*.example.com`); every other request is refused and recorded. Default none.
+   */
+  egressAllow?: string[];
 }
 
 let defaultRoot: string | undefined;
@@ -103,7 +108,13 @@ export class InProcessBackend implements SandboxBackend {
       await workspace.remove();
       throw error;
     }
-    return new InProcessSandbox(workspace, instances, new ProgramConfinement(this.options.programs ?? 'bubblewrap', () => workspace.path, root, this.options.bwrap));
+    return new InProcessSandbox(workspace, instances, new ProgramConfinement({
+        mode: this.options.programs ?? 'bubblewrap',
+        workspace: () => workspace.path,
+        scratchParent: root,
+        ...(this.options.bwrap ? { bwrap: this.options.bwrap } : {}),
+        ...(this.options.egressAllow ? { egressAllow: this.options.egressAllow } : {}),
+      }));
   }
 }
 

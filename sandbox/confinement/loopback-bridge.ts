@@ -48,6 +48,23 @@ export class LoopbackBridge {
     this.servers.set(port, server);
   }
 
+  /**
+   * Makes `port` reachable from inside, served here by `onConnection` instead of a host port (the
+   * recording egress proxy): nothing on the host listens on it.
+   */
+  serve(port: number, onConnection: (socket: Socket) => void): void {
+    if (this.closed) throw new Error('the loopback bridge is closed');
+    if (this.servers.has(port)) throw new Error(`port ${port} is already bridged`);
+    const server = createServer((inner) => {
+      this.sockets.add(inner);
+      inner.once('close', () => this.sockets.delete(inner));
+      onConnection(inner);
+    });
+    server.listen(join(this.dir, `${port}.sock`));
+    server.unref();
+    this.servers.set(port, server);
+  }
+
   get ports(): number[] {
     return [...this.servers.keys()];
   }

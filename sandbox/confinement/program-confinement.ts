@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { SandboxSpawnOptions } from '../sandbox.js';
 import { scratchPrefix, trackScratch, untrackScratch } from '../backends/scratch-dirs.js';
 import { bubblewrapProgramArgs, bubblewrapUnavailable } from './bubblewrap-program.js';
+import { EgressProxy, type NetworkAttempt } from './egress-proxy.js';
 import { LoopbackBridge, loopbackPort } from './loopback-bridge.js';
 import { programEnv } from './program-env.js';
 
@@ -41,20 +42,37 @@ export class UnreachableEndpointError extends Error {
   }
 }
 
-/** Starts one sandbox's programs, confined; owns the scratch directory and the loopback bridge they share. */
+export interface ProgramConfinementOptions {
+  mode: ProgramConfinementMode;
+  /** The run's workspace (read lazily: it is created on first use). */
+  workspace: () => string;
+  /** Where the private scratch directory is made (default the OS temp dir). */
+  scratchParent?: string;
+  /** The bubblewrap program (default `bwrap` on PATH). */
+  bwrap?: string;
+  /** Destinations a confined program's requests may reach beyond the run's own (see `EgressProxyOptions.allow`). */
+  egressAllow?: readonly string[];
+}
+
+/** The port the recording egress proxy listens on inside a sandbox (a squid habit), unless the run uses it. */
+const PROXY_PORT = 3128;
+
+/**
+ * Starts one sandbox's programs, confined; owns the scratch directory, the loopback bridge they
+ * share and the recording egress proxy their HTTP(S)_PROXY variables point to.
+ */
 export class ProgramConfinement {
+  readonly mode: ProgramConfinementMode;
   private scratchDir: string | undefined;
   private bridge: LoopbackBridge | undefined;
+  private proxy: { server: EgressProxy; port: number } | undefined;
+  private readonly allowedPorts = new Set<number>();
+  private onAttempt: ((attempt: NetworkAttempt) => void) | undefined;
   private usedMode: ConfinementUsed | undefined;
 
-  constructor(
-    readonly mode: ProgramConfinementMode,
-    /** The run's workspace (read lazily: it is created on first use). */
-    private readonly workspace: () => string,
-    private readonly scratchParent: string = tmpdir(),
-    /** The bubblewrap program (default `bwrap` on PATH). */
-    private readonly bwrap = 'bwrap',
-  ) {}
+  constructor(private readonly options: ProgramConfinementOptions) {
+    this.mode = options.mode;
+  }
 
   /** What the programs started so far ran under; undefined when none was started. */
   get used(): ConfinementUsed | undefined {
@@ -62,12 +80,13 @@ export class ProgramConfinement {
   }
 
   spawn(command: string, args: string[], options: SandboxSpawnOptions = {}): ChildProcess {
-    const workspace = this.workspace();
+    const workspace = this.options.workspace();
     if (this.mode === 'unconfined') {
       this.usedMode = 'none';
       return spawn(command, args, { cwd: options.cwd ?? workspace, env: programEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     }
-    const unavailable = bubblewrapUnavailable(this.bwrap);
+    const bwrap = this.options.bwrap ?? 'bwrap';
+    const unavailable = bubblewrapUnavailable(bwrap);
     if (unavailable) throw new ConfinementError(unavailable);
     const ports: number[] = [];
     for (const url of options.network ?? []) {
@@ -76,13 +95,16 @@ export class ProgramConfinement {
       ports.push(port);
     }
     if (!this.scratchDir) {
-      this.scratchDir = mkdtempSync(join(this.scratchParent, scratchPrefix('tmp')));
+      this.scratchDir = mkdtempSync(join(this.options.scratchParent ?? tmpdir(), scratchPrefix('tmp')));
       trackScratch(this.scratchDir);
     }
-    if (ports.length > 0) {
-      this.bridge ??= new LoopbackBridge();
-      for (const port of ports) this.bridge.allow(port);
+    this.bridge ??= new LoopbackBridge();
+    for (const port of ports) {
+      this.bridge.allow(port);
+      this.allowedPorts.add(port);
     }
+    if (options.onNetworkAttempt) this.onAttempt = options.onNetworkAttempt;
+    const proxy = this.startProxy(this.bridge);
     this.usedMode = 'bubblewrap';
     const bwrapArgs = bubblewrapProgramArgs({
       command,
@@ -90,20 +112,59 @@ export class ProgramConfinement {
       cwd: options.cwd ?? workspace,
       workspace,
       scratch: this.scratchDir,
-      bridgeDir: this.bridge?.dir ?? '',
-      ports: [...new Set(ports)],
+      bridgeDir: this.bridge.dir,
+      ports: [...new Set([...ports, proxy.port])],
       readOnly: options.readOnly ?? [],
     });
-    return spawn(this.bwrap, bwrapArgs, { cwd: '/', env: programEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    return spawn(bwrap, bwrapArgs, { cwd: '/', env: { ...programEnv(options.env), ...proxyEnv(proxy.port) }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  }
+
+  /** The sandbox's recording egress proxy, on a port inside that no allowed endpoint uses (moved if a later program's does). */
+  private startProxy(bridge: LoopbackBridge): { server: EgressProxy; port: number } {
+    if (this.proxy && !this.allowedPorts.has(this.proxy.port)) return this.proxy;
+    let port = PROXY_PORT;
+    while (this.allowedPorts.has(port) || bridge.ports.includes(port)) port++;
+    const server =
+      this.proxy?.server ??
+      new EgressProxy({
+        internalPorts: () => this.allowedPorts,
+        ...(this.options.egressAllow ? { allow: this.options.egressAllow } : {}),
+        onAttempt: (attempt) => this.onAttempt?.(attempt),
+      });
+    bridge.serve(port, (socket) => server.handle(socket));
+    this.proxy = { server, port };
+    return this.proxy;
   }
 
   dispose(): void {
+    this.proxy?.server.close();
     this.bridge?.close();
     if (this.scratchDir) {
       rmSync(this.scratchDir, { recursive: true, force: true });
       untrackScratch(this.scratchDir);
     }
+    this.proxy = undefined;
     this.bridge = undefined;
     this.scratchDir = undefined;
   }
+}
+
+/**
+ * Every proxy variable proxy-aware clients read (curl, wget, Python, Rust's reqwest, Bun; Node
+ * 24's fetch with NODE_USE_ENV_PROXY), pointing into the sandbox's proxy; no exceptions
+ * (`NO_PROXY` empty), so even a request to a loopback port passes it and is seen.
+ */
+function proxyEnv(port: number): Record<string, string> {
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    ALL_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    all_proxy: url,
+    NO_PROXY: '',
+    no_proxy: '',
+    NODE_USE_ENV_PROXY: '1',
+  };
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 /**
  * A stand-in for NousResearch Hermes Agent's `hermes acp`, written from Hermes' documented
- * interfaces (Hermes itself cannot be installed here: it is on PyPI only). It speaks the Agent
+ * interfaces and the shapes its published ACP adapter sends (acp_adapter/tools.py: titles
+ * `terminal: <first 80 characters>`, no rawInput or rawOutput for its own tools, the command as
+ * `$ <command>` content, writes as diff blocks) — Hermes itself cannot be installed here (PyPI
+ * only) and was not run. It speaks the Agent
  * Client Protocol — JSON-RPC 2.0, one message per line on stdio — reads `$HERMES_HOME/config.yaml`
  * (`model.default`, `model.base_url`, `mcp_servers.<name>.url`), calls the model over Chat
  * Completions with OPENAI_API_KEY, offers the MCP servers' tools as `mcp_<server>_<tool>` and two
@@ -10,8 +13,8 @@
  * Only what the Vera adapter relies on; logs go to stderr as in Hermes.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -61,41 +64,92 @@ async function newSession(params) {
   return { sessionId: id };
 }
 
+/** Hermes' one-line preview of a tool's primary argument (agent/display.py): whitespace collapsed, cut at 80. */
+const PRIMARY = { terminal: 'command', write_file: 'path', read_file: 'path', patch: 'path', web_extract: 'urls' };
+function preview(name, args) {
+  const key = PRIMARY[name] ?? Object.keys(args).find((k) => args[k]);
+  if (!key || args[key] === undefined) return undefined;
+  const text = String(Array.isArray(args[key]) ? args[key].join(', ') : args[key]).split(/\s+/).filter(Boolean).join(' ');
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+const text = (t) => ({ type: 'content', content: { type: 'text', text: t } });
+const POLISHED = new Set(['terminal', 'write_file', 'read_file', 'patch']);
+
+/**
+ * A tool call's ACP events as Hermes' acp_adapter/tools.py builds them: the start has a title
+ * `<tool>: <preview>` (no rawInput for its own tools), the terminal's full command only as
+ * `$ <command>` content, a write as a diff block and a location; the completion has formatted
+ * text content and no rawOutput for its own tools or for structured results.
+ */
 async function runTool(session, sessionId, call) {
   const name = call.function.name;
   const args = JSON.parse(call.function.arguments || '{}');
-  const kind = name === 'terminal' ? 'execute' : name === 'write_file' ? 'edit' : 'other';
+  const kind = name === 'terminal' ? 'execute' : name === 'write_file' ? 'edit' : name === 'read_file' ? 'read' : 'other';
   const update = (u) => send({ method: 'session/update', params: { sessionId, update: u } });
-  update({ sessionUpdate: 'tool_call', toolCallId: call.id, title: name, kind, status: 'pending', rawInput: args });
-  let output;
+  const shown = preview(name, args);
+  const title = shown ? `${name}: ${shown}` : name;
+  const locations = typeof args.path === 'string' ? [{ path: args.path }] : [];
+  // HERMES_STANDIN_BARE=1: the start carries the title alone (Hermes' fallback when a start render fails).
+  const bare = process.env.HERMES_STANDIN_BARE === '1';
+  let content;
+  let rawInput;
+  if (bare) content = undefined;
+  else if (name === 'terminal') content = [text(`$ ${args.command ?? ''}`)];
+  else if (name === 'write_file') content = [{ type: 'diff', path: args.path, newText: String(args.content ?? '') }];
+  else if (!POLISHED.has(name)) {
+    content = [text(JSON.stringify(args, null, 2))];
+    rawInput = args;
+  }
+  update({ sessionUpdate: 'tool_call', toolCallId: call.id, title, kind, ...(content ? { content } : {}), locations: bare ? [] : locations, ...(rawInput ? { rawInput } : {}) });
+  let result;
   let failed = false;
   const mcp = session.mcp.find((m) => m.full === name);
   if (mcp) {
-    const result = await mcp.client.callTool({ name: mcp.tool, arguments: args });
-    output = result.content.map((c) => c.text ?? '').join('\n');
-    failed = result.isError === true;
+    const answer = await mcp.client.callTool({ name: mcp.tool, arguments: args });
+    result = answer.content.map((c) => c.text ?? '').join('\n');
+    failed = answer.isError === true;
   } else if (name === 'terminal') {
     const permission = await ask('session/request_permission', {
       sessionId,
-      toolCall: { toolCallId: call.id, title: args.command, kind },
+      toolCall: { toolCallId: call.id, title, kind },
       options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, { optionId: 'deny', name: 'Deny', kind: 'reject_once' }],
     });
-    if (permission?.outcome?.optionId !== 'allow') output = 'denied';
+    if (permission?.outcome?.optionId !== 'allow') result = JSON.stringify({ output: '', exit_code: -1, error: 'denied' });
     else {
-      output = await new Promise((res) => execFile('sh', ['-c', args.command], { cwd: session.cwd }, (error, stdout, stderr) => {
-        failed = Boolean(error);
-        res(`${stdout}${stderr}`);
+      result = await new Promise((res) => execFile('sh', ['-c', args.command], { cwd: session.cwd }, (error, stdout, stderr) => {
+        res(JSON.stringify({ output: `${stdout}${stderr}`, exit_code: error ? (error.code ?? 1) : 0, error: null }));
       }));
     }
+    failed = JSON.parse(result).exit_code !== 0;
   } else if (name === 'write_file') {
+    // Like Hermes' write_file: parent directories are created.
+    mkdirSync(dirname(resolve(session.cwd, args.path)), { recursive: true });
     writeFileSync(resolve(session.cwd, args.path), args.content);
-    output = `wrote ${args.path}`;
+    result = JSON.stringify({ success: true, path: args.path, bytes_written: Buffer.byteLength(args.content) });
   } else {
-    output = `unknown tool ${name}`;
+    result = `unknown tool ${name}`;
     failed = true;
   }
-  update({ sessionUpdate: 'tool_call_update', toolCallId: call.id, status: failed ? 'failed' : 'completed', rawOutput: output });
-  return output;
+  let structured;
+  try {
+    structured = JSON.parse(result);
+  } catch {
+    structured = undefined;
+  }
+  // The generic formatter: a header, then one `- **key:** value` line per field.
+  const formatted =
+    structured && typeof structured === 'object'
+      ? [`${name} result`, ...Object.entries(structured).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `- **${k}:** ${typeof v === 'object' ? JSON.stringify(v) : v}`)].join('\n')
+      : result;
+  update({
+    sessionUpdate: 'tool_call_update',
+    toolCallId: call.id,
+    kind,
+    status: failed ? 'failed' : 'completed',
+    content: [text(formatted)],
+    ...(POLISHED.has(name) || structured !== undefined ? {} : { rawOutput: result }),
+  });
+  return result;
 }
 
 async function prompt(params) {
