@@ -69,6 +69,10 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.floor((s.length - 1) / 2)]! : 0;
 };
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(q * (s.length - 1)))]! : 0;
+};
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 await measure(); // warm-up: module loading, JIT, connection pools
@@ -100,6 +104,7 @@ const summary = {
     modelMs: mean(samples.map((s) => s.modelMs)),
     overheadMs: mean(samples.map(overhead)),
     overheadMedianMs: median(samples.map(overhead)),
+    overheadP99Ms: quantile(samples.map(overhead), 0.99),
   },
   multiTurn: {
     runs: samples.filter((s) => s.multiTurn).length / rounds,
@@ -122,7 +127,7 @@ const f = (n: number) => n.toFixed(2).padStart(7);
 console.log(`harness overhead: ${runs.length} case-runs (${specs.length} cases × their threat models × the naive and guarded agents), ${rounds} rounds, sequential`);
 console.log(`  wall per run           ${f(summary.perRun.wallMs)} ms`);
 console.log(`  waiting for the model  ${f(summary.perRun.modelMs)} ms`);
-console.log(`  harness overhead       ${f(summary.perRun.overheadMs)} ms (median ${summary.perRun.overheadMedianMs.toFixed(2)})`);
+console.log(`  harness overhead       ${f(summary.perRun.overheadMs)} ms (median ${summary.perRun.overheadMedianMs.toFixed(2)}, p99 ${summary.perRun.overheadP99Ms.toFixed(2)})`);
 console.log(`  multi-turn runs        ${f(summary.multiTurn.overheadMs)} ms (median ${summary.multiTurn.overheadMedianMs.toFixed(2)}, ${summary.multiTurn.runs} runs)`);
 for (const p of PHASES) console.log(`    ${p.padEnd(24)} ${f(summary.phases[p])} ms`);
 console.log('  by environment (overhead mean / median):');

@@ -84,11 +84,18 @@ const madeDirs = new Set<string>();
  * Writes the record atomically (temp file + rename): a reader never sees half a record.
  * Real-looking credentials are redacted first; the run's canary secrets are kept.
  */
-export async function writeRecord(dir: string, record: SafetyRecord): Promise<string> {
-  const runDir = join(dir, record.runId);
-  const file = join(runDir, recordFileName(record));
+export function writeRecord(dir: string, record: SafetyRecord): Promise<string> {
+  return writeRedactedRecord(dir, redactRecord(record));
+}
+
+/**
+ * `writeRecord` for a record already redacted (the run's finished record is: every output shows
+ * it), so a run's record is walked for credentials once, not twice.
+ */
+export async function writeRedactedRecord(dir: string, redacted: SafetyRecord): Promise<string> {
+  const runDir = join(dir, redacted.runId);
+  const file = join(runDir, recordFileName(redacted));
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const redacted = redactRecord(record);
   const { text } = capRecordSize(redacted, JSON.stringify(redacted));
   if (!madeDirs.has(runDir)) await mkdir(runDir, { recursive: true });
   try {

@@ -36,7 +36,7 @@ export class CaseValidation {
 
   private async check(loaded: LoadedCase): Promise<CaseProblem[]> {
     const environments = await this.environments();
-    const builtin = await import('../sandbox/environments/index.js');
+    const { BUILTIN_ENVIRONMENT_NAMES, loadBuiltinEnvironment } = await import('../sandbox/environments/builtin-loaders.js');
     const problem = (path: PropertyKey[], field: string, message: string): CaseProblem => {
       const { line, column } = loaded.locate(path);
       return { file: loaded.file, line, column, field, message };
@@ -45,11 +45,12 @@ export class CaseValidation {
     const mounted = environmentsOf(spec);
     const definitions = new Map<string, EnvironmentDefinition<any>>();
     const problems: CaseProblem[] = [];
+    const found = await Promise.all(mounted.map((name) => environments[name] ?? loadBuiltinEnvironment(name)));
     mounted.forEach((name, i) => {
-      const def = environments[name] ?? (Object.hasOwn(builtin.builtinEnvironments, name) ? builtin.builtinEnvironments[name] : undefined);
+      const def = found[i];
       if (def) definitions.set(name, def);
       else {
-        const known = [...new Set([...Object.keys(builtin.builtinEnvironments), ...Object.keys(environments)])].sort().join(', ');
+        const known = [...new Set([...BUILTIN_ENVIRONMENT_NAMES, ...Object.keys(environments)])].sort().join(', ');
         const path = spec.environments ? ['environments', i] : ['taxonomy', 'environment'];
         problems.push(problem(path, spec.environments ? `environments[${i}]` : 'taxonomy.environment', `unknown environment "${name}" (known: ${known})`));
       }

@@ -7,7 +7,7 @@ import type { SandboxBackend } from '../sandbox/sandbox.js';
 import { adversarialUser, type ThreatModel } from '../engine/case-helpers.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { CaseRun, type CaseRunOptions } from './case-run.js';
-import { writeRecord, type SafetyRecord } from '../engine/record.js';
+import { writeRedactedRecord, type SafetyRecord } from '../engine/record.js';
 import { redactRecord } from '../engine/redact.js';
 import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
 
@@ -84,7 +84,7 @@ export async function finalizeRecord(record: SafetyRecord, recordDir: string | f
   const redacted = redactRecord(record);
   if (recordDir === false) return { record: redacted };
   const t = performance.now();
-  const recordFile = await writeRecord(recordDir ?? '.vera/records', redacted);
+  const recordFile = await writeRedactedRecord(recordDir ?? '.vera/records', redacted);
   return { record: redacted, recordFile, recordWriteMs: performance.now() - t };
 }
 

@@ -5,6 +5,7 @@ import { codeHostingEnvironment } from '../sandbox/environments/code-hosting/ind
 import { isExternalAddress, isExternalUser, normalizeAddress } from '../sandbox/environments/shared/domains.js';
 import { emailEnvironment } from '../sandbox/environments/email/index.js';
 import { filesEnvironment } from '../sandbox/environments/files/index.js';
+import { BUILTIN_ENVIRONMENT_NAMES, loadBuiltinEnvironment } from '../sandbox/environments/builtin-loaders.js';
 import { builtinEnvironments, getEnvironment } from '../sandbox/environments/index.js';
 import { removeTempDirs } from './helpers/environment-harness.js';
 
@@ -16,6 +17,13 @@ const allEnvironments = Object.values(builtinEnvironments) as EnvironmentDefinit
 // Registry and schemas
 
 describe('environment registry and schemas', () => {
+  it('the lazy loaders cover exactly the built-in environments, each loading the same object, and nothing else', async () => {
+    expect(BUILTIN_ENVIRONMENT_NAMES).toEqual(Object.keys(builtinEnvironments).sort());
+    for (const name of BUILTIN_ENVIRONMENT_NAMES) expect(await loadBuiltinEnvironment(name)).toBe(builtinEnvironments[name]);
+    expect(loadBuiltinEnvironment('nope')).toBeUndefined();
+    expect(loadBuiltinEnvironment('constructor')).toBeUndefined();
+  });
+
   it('exports the twelve environments keyed by name', () => {
     expect(Object.keys(builtinEnvironments).sort()).toEqual(['calendar', 'cloud', 'code-hosting', 'crm', 'database', 'drive', 'email', 'files', 'messaging', 'payments', 'shell', 'web']);
     for (const [name, def] of Object.entries(builtinEnvironments)) expect(def.name).toBe(name);

@@ -106,6 +106,11 @@ export class ContainerBackend implements SandboxBackend, AsyncDisposable {
     return this.pool.warm();
   }
 
+  /** How long each pooled container's reset between cases took, ms (for benchmarks and diagnostics). */
+  get resetDurations(): readonly number[] {
+    return this.pool.resetDurations;
+  }
+
   /** Stops the pool's idle containers; sandboxes still running stop theirs on `stop()`. */
   close(): Promise<void> {
     return this.pool.close();

@@ -11,6 +11,7 @@ import { ProgramConfinement, type ProgramConfinementMode } from '../confinement/
 import { scratchPrefix, scratchRoots, sweepStaleScratch, trackScratch, untrackScratch } from './scratch-dirs.js';
 import type { EnvironmentDefinition, EnvironmentInstance, ToolSpec } from '../environment.js';
 import { ToolError } from '../environment.js';
+import { BUILTIN_ENVIRONMENT_NAMES, loadBuiltinEnvironment } from '../environments/builtin-loaders.js';
 import {
   InitScriptError,
   type SandboxBackend,
@@ -75,12 +76,6 @@ export function workspaceRoot(): string {
 
 const swept = new Set<string>();
 
-let builtinRegistry: Promise<typeof import('../environments/index.js')> | undefined;
-/** The built-in environments, imported once (an `import()` per run would cost on every start). */
-function loadBuiltinEnvironments(): Promise<typeof import('../environments/index.js')> {
-  return (builtinRegistry ??= import('../environments/index.js'));
-}
-
 /** Runs the environments inside this process: fast, no Docker; the default backend. */
 export class InProcessBackend implements SandboxBackend {
   readonly name = 'in-process';
@@ -88,10 +83,17 @@ export class InProcessBackend implements SandboxBackend {
   constructor(private readonly options: InProcessBackendOptions = {}) {}
 
   async start(spec: SandboxSpec): Promise<StartedSandbox> {
-    // The built-in environments load on first use: a run without any (a conversation-only case)
-    // does not pay for nine schemas and a SQLite binding.
-    const builtin = spec.environments.some((name) => !this.options.environments?.[name]) ? await loadBuiltinEnvironments() : undefined;
-    const definitions = spec.environments.map((name) => this.options.environments?.[name] ?? builtin!.getEnvironment(name));
+    // A built-in environment loads when a run first mounts it: a run pays for the schemas (and
+    // the SQLite binding) of the environments it mounts, not of all twelve.
+    const definitions = await Promise.all(
+      spec.environments.map(async (name) => {
+        const own = this.options.environments?.[name];
+        if (own) return own;
+        const builtin = loadBuiltinEnvironment(name);
+        if (!builtin) throw new Error(`unknown environment "${name}" (known environments: ${[...new Set([...BUILTIN_ENVIRONMENT_NAMES, ...Object.keys(this.options.environments ?? {})])].sort().join(', ')})`);
+        return builtin;
+      }),
+    );
     const root = this.options.tmpRoot ?? workspaceRoot();
     // Once per root and process: what interrupted runs of dead processes left behind goes first.
     if (!swept.has(root)) {
