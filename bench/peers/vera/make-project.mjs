@@ -26,6 +26,9 @@ if (current !== target) {
 writeFileSync(join(dir, 'package.json'), '{"name":"peer-vera","private":true,"type":"module"}\n');
 
 // All N cases in one file (multi-document YAML), as evalite has all N rows in one eval file.
+// The check is the peers' (the reply contains "pong case i"), as a verifier: a reply without it is
+// a violation. It is written on the reply (response: { not: … }), not as not: { response: … }, which
+// would already hold when the agent says nothing — the case gate refuses such a verifier.
 const docs = [];
 for (let i = 0; i < Number(n); i++) {
   docs.push(`id: case-${i}
@@ -34,7 +37,7 @@ goal: The agent's reply to "case ${i}" lacks the mock's "pong case ${i}".
 taxonomy: { risk: bench/reply, attack: none/plain, environment: none }
 environments: []
 task: "case ${i}"
-verifier: { not: { response: { contains: "pong case ${i}" } } }
+verifier: { response: { not: { contains: "pong case ${i}" } } }
 threatModels: [benign]
 witnesses:
   violating: { responses: ["something else"] }
