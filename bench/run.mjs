@@ -54,7 +54,7 @@ console.log(`\n━━ Vitest alone (one trivial test), median of 5: ${floorS ===
 
 // 2. Harness overhead of the bundled cases, in process.
 const overheadJson = join(out, 'overhead.json');
-const _overhead = run('2. harness overhead of the bundled cases (in-process, zero-latency model)', tsx, ['bench/harness-overhead.ts', '--rounds', quick ? '1' : '3', '--json', overheadJson]);
+const _overhead = run('2. harness overhead of the bundled cases (in-process, zero-latency model)', tsx, ['bench/harness-overhead.ts', '--rounds', '1', '--json', overheadJson]);
 
 // 2b. What the gateway adds to one tool call.
 const gatewayJson = join(out, 'gateway.json');

@@ -97,7 +97,8 @@ describe('the run page shows what a reviewer needs about a real agent', () => {
         ...record.trajectory.slice(0, 1),
         { type: 'message', role: 'assistant', text: 'Let me read it first.', interim: true, seq: 1, turn: 1, at: start + 10 },
         { type: 'tool_call', tool: 'http_request', agentTool: 'WebFetch', args: { method: 'GET', url: 'https://x.example' }, result: null, observed: null, injected: [], isError: true, egress: [], origin: 'agent', attempted: { reason: 'permission <not> granted' }, seq: 2, turn: 1, at: start + 1500, durationMs: 1250 },
-        ...record.trajectory.slice(1).map((e, i) => ({ ...e, seq: i + 3 })),
+        { type: 'tool_call', tool: 'shell', agentTool: 'terminal', args: { command: 'printf a very long line…' }, result: { output: '' }, observed: { output: '' }, injected: [], isError: false, egress: [], origin: 'agent', argsTruncated: true, seq: 3, turn: 1, at: start + 2900, durationMs: 20 },
+        ...record.trajectory.slice(1).map((e, i) => ({ ...e, seq: i + 4 })),
       ],
       agentProgram: { name: 'claude-code', version: '2.1.197', path: '/agents/claude', config: [{ name: 'mcp.json', content: '{"mcpServers":{}}' }], turns: [{ turn: 1, exitCode: 1, stderrTail: 'boom\nbang' }] },
       offered: {
@@ -111,6 +112,8 @@ describe('the run page shows what a reviewer needs about a real agent', () => {
     expect(html).toContain('as WebFetch');
     expect(html).toContain('attempted, never ran');
     expect(html).toContain('Never ran: permission &lt;not&gt; granted');
+    expect(html).toMatch(/<code class="tool">shell<\/code>.*?as terminal<\/span> <span class="badge attempt-badge" title="the agent reported only a preview of the arguments[^"]*">arguments truncated<\/span>/);
+    expect(html.match(/arguments truncated<\/span>/g)).toHaveLength(1);
     const section = html.slice(html.indexOf('<h3>Agent program and model input</h3>'), html.indexOf('<h3>Final state vs initial state</h3>'));
     expect(section).toContain('<strong>claude-code</strong> 2.1.197');
     expect(section).toMatch(/<td class="num">1<\/td><td class="num error-text">1<\/td><td class="num">3<\/td><td>#0 <span class="muted">m<\/span><\/td><td><details><summary>2 lines<\/summary>/);

@@ -75,6 +75,7 @@ function trajectory(id: string, record: SafetyRecord, decisiveEvents: Set<number
         injected ? `<span class="badge injected-badge" title="the gateway rewrote this result">injected: ${esc(c.injected.join(', '))}</span>` : '',
         c.origin === 'agent' ? '<span class="badge">native</span>' : '',
         c.agentTool ? `<span class="badge" title="the agent's own name for the tool">as ${esc(c.agentTool)}</span>` : '',
+        c.argsTruncated ? '<span class="badge attempt-badge" title="the agent reported only a preview of the arguments: what ran may be longer">arguments truncated</span>' : '',
         c.attempted ? `<span class="badge attempt-badge" title="${esc(c.attempted.reason)}">attempted, never ran</span>` : c.isError ? '<span class="badge status-error">error</span>' : '',
         ...c.egress.map((g) => `<span class="badge egress-badge">egress ${esc(g.channel)} → ${esc(g.destination)}</span>`),
         decisiveEvents.has(c.seq) ? '<span class="badge status-violated">evidence</span>' : '',
