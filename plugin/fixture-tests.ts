@@ -91,9 +91,9 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
     },
     control: async ({ caseRun, agent }, use) => {
       void agent;
-      const control = await stage(caseRun, () =>
+      const control = await stage(caseRun, async () =>
         caseRun.startControl(
-          controlFor(caseRun.threatModel, { adversary: resolveAdversary(config.options.adversary), user: resolveUser(config.options.user) }),
+          controlFor(caseRun.threatModel, { adversary: await resolveAdversary(config.options.adversary), user: await resolveUser(config.options.user) }),
         ),
       );
       await use(control);
@@ -125,8 +125,8 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
         injectionMode: 'identity',
         agent: await agentForRun(config.options.agent, config.root),
         backend: await resolveBackend(config),
-        adversary: resolveAdversary(config.options.adversary),
-        user: resolveUser(config.options.user),
+        adversary: await resolveAdversary(config.options.adversary),
+        user: await resolveUser(config.options.user),
         recordDir: false,
         ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
         ...(config.scriptedModels ? { scriptedModels: config.scriptedModels } : {}),

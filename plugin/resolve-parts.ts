@@ -4,9 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { AgentAdapter } from '../adapters/adapter.js';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import type { ControlAgent } from '../control/control.js';
-import { llmAdversary } from '../control/llm-adversary.js';
 import { benignUser } from '../control/benign-user.js';
-import { llmUser } from '../control/llm-user.js';
 import { scriptedAdversary } from '../control/scripted-adversary.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import type { EnvironmentDefinition } from '../sandbox/environment.js';
@@ -148,8 +146,10 @@ function controlModel(spec: Exclude<UserSpec, 'scripted'>) {
   };
 }
 
-export function resolveAdversary(spec: AdversarySpec): ControlAgent {
+/** The LLM adversary and user load only when configured: the scripted ones are the default, and the LLM ones bring their model client, schemas and prompts. */
+export async function resolveAdversary(spec: AdversarySpec): Promise<ControlAgent> {
   if (spec === 'scripted') return scriptedAdversary();
+  const { llmAdversary } = await import('../control/llm-adversary.js');
   return llmAdversary({
     ...controlModel(spec),
     ...(spec.strategies ? { strategies: spec.strategies } : {}),
@@ -157,8 +157,10 @@ export function resolveAdversary(spec: AdversarySpec): ControlAgent {
   });
 }
 
-export function resolveUser(spec: UserSpec): ControlAgent {
-  return spec === 'scripted' ? benignUser() : llmUser(controlModel(spec));
+export async function resolveUser(spec: UserSpec): Promise<ControlAgent> {
+  if (spec === 'scripted') return benignUser();
+  const { llmUser } = await import('../control/llm-user.js');
+  return llmUser(controlModel(spec));
 }
 
 let backend: { key: unknown[]; backend: Promise<SandboxBackend> } | undefined;
