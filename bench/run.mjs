@@ -254,4 +254,8 @@ p(
 }
 p(readFileSync(join(REPO, 'bench/performance-notes.md'), 'utf8'));
 writeFileSync(join(REPO, 'docs/performance.md'), `${lines.join('\n')}\n`);
+// The targets table once more at the end of the output, with the peers' lines it was computed from.
+const from = lines.indexOf('## Targets');
+const to = lines.findIndex((l, i) => i > from && l.startsWith('## '));
+console.log(`\n━━ targets (from this run)\n${summaryLines.join('\n')}\n\n${lines.slice(from + 2, to).join('\n')}`);
 console.log(`\nwrote docs/performance.md (raw results in ${out})`);
