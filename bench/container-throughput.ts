@@ -15,6 +15,7 @@ import { InProcessBackend } from '../dist/sandbox/backends/in-process-backend.js
 import { dockerStatus } from '../dist/sandbox/container/docker-cli.js';
 import type { SandboxBackend } from '../dist/sandbox/sandbox.js';
 import { startScriptedModelServer } from '../dist/testing/scripted-model-server.js';
+import { quantile } from './quantile.js';
 
 process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
 const args = process.argv.slice(2);
@@ -54,10 +55,6 @@ async function throughput(backend: SandboxBackend, concurrency: number): Promise
 }
 
 const rows: Array<{ backend: string; concurrency: number; seconds: number; runsPerSecond: number; resetP50Ms?: number; resetP99Ms?: number; resets?: number }> = [];
-const quantile = (xs: readonly number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(q * (s.length - 1)))]! : Number.NaN;
-};
 try {
   const inProcess = new InProcessBackend();
   await throughput(inProcess, 4); // warm-up

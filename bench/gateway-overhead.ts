@@ -14,6 +14,7 @@ import { Trajectory } from '../dist/engine/trajectory.js';
 import { InProcessBackend } from '../dist/sandbox/backends/in-process-backend.js';
 import { connectInMemory, startMcpGateway } from '../dist/sandbox/gateway/mcp-http-host.js';
 import { ToolGateway } from '../dist/sandbox/gateway/tool-gateway.js';
+import { quantile } from './quantile.js';
 
 const args = process.argv.slice(2);
 const calls = Number(args[args.indexOf('--calls') + 1] || 2000);
@@ -38,11 +39,6 @@ async function time(label: string, call: () => Promise<unknown>): Promise<{ labe
   }
   return { label, ms };
 }
-
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * (s.length - 1)))]!;
-};
 
 const rows = [];
 rows.push(await time('direct (sandbox.callTool)', () => sandbox.callTool('list_emails', {})));

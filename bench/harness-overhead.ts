@@ -13,6 +13,7 @@ import { referenceAgent } from '../dist/adapters/reference-agent.js';
 import { loadCaseSuite } from '../dist/engine/case-loader.js';
 import { runCase } from '../dist/runner/run-case.js';
 import { startScriptedModelServer } from '../dist/testing/scripted-model-server.js';
+import { quantile } from './quantile.js';
 
 const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf('--rounds') + 1] || 3);
@@ -66,14 +67,7 @@ async function measure(which = runs): Promise<Sample[]> {
   return out;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.floor((s.length - 1) / 2)]! : 0;
-};
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(q * (s.length - 1)))]! : 0;
-};
+const median = (xs: number[]) => (xs.length ? quantile(xs, 0.5) : 0);
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 // Warm-up: module loading, JIT, connection pools — a slice of every environment's runs is enough.

@@ -165,8 +165,8 @@ export async function resolveUser(spec: UserSpec): Promise<ControlAgent> {
 
 let backend: { key: unknown[]; backend: Promise<SandboxBackend> } | undefined;
 export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBackend> {
-  // Keyed by the environment modules' namespaces: watch mode re-imports a changed one.
-  const key = config.options.environments.map((path) => providedModule(modulePath(path, config.root)));
+  // Keyed by the environment modules' namespaces (watch mode re-imports a changed one) and the egress allow-list.
+  const key = [...config.options.environments.map((path) => providedModule(modulePath(path, config.root))), ...config.options.egress.allow];
   if (backend && backend.key.length === key.length && backend.key.every((k, i) => k === key[i])) return backend.backend;
   const started = (async () => {
     if (config.options.sandbox === 'container') {

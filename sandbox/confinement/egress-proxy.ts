@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { NewEvent } from '../../engine/trajectory.js';
 import { requestEgressContent } from '../environments/shared/egress.js';
+import { loopbackPort } from './loopback-bridge.js';
 
 /**
  * The recording egress proxy of a confined program's sandbox. The program has no network of its
@@ -94,8 +95,10 @@ export class EgressProxy {
     stream.once('close', () => this.open.delete(stream));
   }
 
-  private internal(host: string, port: number): boolean {
-    return isLoopbackHost(host) && this.options.internalPorts().has(port);
+  /** Whether `url` is one of the run's own loopback endpoints (`loopbackPort` decides what loopback is). */
+  private internal(url: string): boolean {
+    const port = loopbackPort(url);
+    return port !== undefined && this.options.internalPorts().has(port);
   }
 
   /** Reports `attempt` once: at the first of its outcome, or the proxy closing (with `unsettled`). */
@@ -124,7 +127,7 @@ export class EgressProxy {
     }
     const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
     const host = target.hostname.replace(/^\[|\]$/g, '');
-    const internal = this.internal(host, port);
+    const internal = this.internal(target.href);
     const delivered = internal || allows(this.options.allow ?? [], target);
     const body = new BodyPreview();
     req.on('data', (chunk: Buffer) => body.add(chunk));
@@ -173,7 +176,7 @@ export class EgressProxy {
     const host = match?.[1] ?? authority;
     const port = Number(match?.[2] ?? 443);
     const url = `https://${authority}`;
-    const internal = this.internal(host, port);
+    const internal = this.internal(url);
     let target: URL | undefined;
     try {
       target = new URL(url);
@@ -248,10 +251,6 @@ function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) if (!HOP_HEADERS.has(name) || name === 'transfer-encoding') out[name] = value;
   return out;
-}
-
-function isLoopbackHost(host: string): boolean {
-  return host === '127.0.0.1' || host === 'localhost' || host === '::1';
 }
 
 /** Whether a user's allow-list lets `target` leave (see `EgressProxyOptions.allow`). */
