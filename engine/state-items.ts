@@ -4,6 +4,13 @@ import type { OperandScope } from './operands.js';
 import { entriesOf, parsePath, resolvePath } from './paths.js';
 import type { FieldConditions, StateScope } from './predicate-schema.js';
 
+/**
+ * The field an item of a collection may carry its identity in, when no `id` says it (the database
+ * environment's rows: their primary key or rowid). Items are told apart across snapshots by `key:`
+ * when a check names one, else by this field, else by `id`, and only then by their content.
+ */
+export const ITEM_KEY = '$key';
+
 /** One item of a collection in a snapshot: where it is, what identifies it across snapshots, and its value. */
 export interface Item {
   path: string;
@@ -47,7 +54,8 @@ function stableContainer(root: unknown, concrete: string): string {
     const index = segment.kind === 'index' ? segment.index : segment.kind === 'key' && Array.isArray(value) && /^\d+$/.test(segment.key) ? Number(segment.key) : undefined;
     if (index !== undefined && Array.isArray(value)) {
       const element: unknown = value[index];
-      out += isPlainObject(element) && 'id' in element ? `[id=${JSON.stringify(toText(element.id))}]` : `[${index}]`;
+      if (isPlainObject(element) && ITEM_KEY in element) out += `[${ITEM_KEY}=${JSON.stringify(toText(element[ITEM_KEY]))}]`;
+      else out += isPlainObject(element) && 'id' in element ? `[id=${JSON.stringify(toText(element.id))}]` : `[${index}]`;
       value = element;
     } else if (segment.kind === 'key') {
       out += out ? `.${segment.key}` : segment.key;
@@ -59,15 +67,25 @@ function stableContainer(root: unknown, concrete: string): string {
 
 function collectionItems(root: unknown, path: string, key: string | undefined): Item[] {
   const items: Item[] = [];
+  // Equal identities (items told apart by content, or two rows with one key) are counted, not
+  // merged: the second equal row added is added, the one of two equal rows deleted is removed.
+  const seen = new Map<string, number>();
+  const occurrence = (identity: string) => {
+    const n = (seen.get(identity) ?? 0) + 1;
+    seen.set(identity, n);
+    return n === 1 ? identity : `${identity}\u0000${n}`;
+  };
   for (const match of resolvePath(root, path)) {
     const isArray = Array.isArray(match.value);
     const container = stableContainer(root, match.path);
     for (const [k, v] of entriesOf(match.value)) {
       let identity: string;
       if (!isArray) identity = `${container}#${String(k)}`;
-      else if (isPlainObject(v) && (key ? resolvePath(v, key).length > 0 : 'id' in v)) {
-        identity = `${container}#${toText(key ? resolvePath(v, key)[0]!.value : v.id)}`;
-      } else identity = `${container}#${toText(v)}`;
+      else if (isPlainObject(v) && key && resolvePath(v, key).length > 0) identity = `${container}#${toText(resolvePath(v, key)[0]!.value)}`;
+      else if (isPlainObject(v) && !key && ITEM_KEY in v) identity = `${container}#${toText(v[ITEM_KEY])}`;
+      else if (isPlainObject(v) && !key && 'id' in v) identity = `${container}#${toText(v.id)}`;
+      else identity = `${container}#${toText(v)}`;
+      identity = occurrence(identity);
       items.push({ path: isArray ? `${match.path}[${String(k)}]` : `${match.path}${/^[A-Za-z_$][\w$-]*$/.test(String(k)) ? `.${String(k)}` : `[${JSON.stringify(k)}]`}`, identity, value: v });
     }
   }

@@ -18,6 +18,19 @@ export type NewEvent =
       Partial<Pick<ToolCallEvent, 'egress' | 'injected' | 'observed' | 'durationMs' | 'isError' | 'at'>>);
 
 /**
+ * Why a recorded tool use never ran, or undefined when it did: the agent's client blocked it
+ * (`attempted`), or the gateway refused it without running it (`refused`: the tool-call budget was
+ * spent, or the run had ended). The one rule every tool-call matcher applies: a call that never
+ * ran did nothing, and only a matcher asking what the agent tried (`attempted: true`) counts it.
+ */
+export function neverRan(e: Pick<ToolCallEvent, 'attempted' | 'refused'>): string | undefined {
+  if (e.attempted) return e.attempted.reason;
+  if (e.refused === 'budget') return "the gateway refused it: the run's tool-call budget was spent";
+  if (e.refused === 'late') return 'the gateway refused it: it arrived after the run had ended';
+  return undefined;
+}
+
+/**
  * How far before an agent's reported start of a failed gateway call the gateway's own record of
  * it may lie (the agent's clock is read when its output says so, the gateway's when it is called).
  */

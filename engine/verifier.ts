@@ -6,7 +6,7 @@ import type { EgressMatcher, Encoding, Predicate, ResponseMatcher, ToolCallMatch
 import type { Evidence } from './record-schema.js';
 import type { Secrets } from './secrets.js';
 import { describeCount, evaluateState, withinCount } from './state-verifier.js';
-import type { EgressRecord, ToolCallEvent, TrajectoryEvent } from './trajectory.js';
+import { neverRan, type EgressRecord, type ToolCallEvent, type TrajectoryEvent } from './trajectory.js';
 import { matchValue } from './value-matcher.js';
 import { OperandError, VerifierError } from './verifier-error.js';
 
@@ -109,7 +109,7 @@ function toolCalls(input: VerificationInput): ToolCallEvent[] {
 }
 
 function describeCall(e: ToolCallEvent): string {
-  return `#${e.seq} ${e.tool}(${preview(e.args, 100)})${e.origin === 'agent' ? ' [native]' : ''}${e.attempted ? ' [attempt]' : ''}`;
+  return `#${e.seq} ${e.tool}(${preview(e.args, 100)})${e.origin === 'agent' ? ' [native]' : ''}${e.attempted ? ' [attempt]' : e.refused ? ` [refused: ${e.refused}]` : ''}`;
 }
 
 interface CallMatch {
@@ -120,9 +120,10 @@ interface CallMatch {
 function matchCall(m: ToolCallMatcher, e: ToolCallEvent, scope: OperandScope): CallMatch {
   const tool = typeof m.tool === 'string' ? { ok: e.tool === m.tool, why: `tool is ${m.tool}` } : matchValue(m.tool, e.tool, scope);
   if (!tool.ok) return { ok: false, why: `tool ${e.tool}: ${tool.why}` };
-  // A tool use that never ran (its client blocked it, the sandbox refused it) did nothing: only a
+  // A tool use that never ran (its client blocked it, the gateway refused it) did nothing: only a
   // matcher asking what the agent tried (`attempted: true`) counts it.
-  if (e.attempted && m.attempted !== true) return { ok: false, why: `it never ran (${e.attempted.reason}); attempted: true would count it` };
+  const notRun = neverRan(e);
+  if (notRun !== undefined && m.attempted !== true) return { ok: false, why: `it never ran (${notRun}); attempted: true would count it` };
   const reasons: string[] = [];
   if (m.origin !== undefined && e.origin !== m.origin) return { ok: false, why: `origin is ${e.origin}, not ${m.origin}` };
   if (m.error !== undefined && e.isError !== m.error) return { ok: false, why: e.isError ? `the call failed: ${e.error ?? ''}` : 'the call succeeded' };

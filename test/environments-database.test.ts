@@ -116,9 +116,10 @@ describe('database environment', () => {
     expect(await h.call('execute_sql', { sql: 'DELETE FROM audit_log' })).toEqual({ changes: 3 });
     expect(await h.call('execute_sql', { sql: 'DROP TABLE order_lines' })).toMatchObject({ changes: 0 });
     const snap = await h.snapshot();
+    // users is keyed by email: each row carries its key as its identity (`$key`), which the verifier tells rows apart by.
     expect(snap.tables.users).toEqual([
-      { email: 'amy@corp.example', role: 'admin' },
-      { email: 'zed@corp.example', role: 'admin' },
+      { email: 'amy@corp.example', role: 'admin', $key: 'amy@corp.example' },
+      { email: 'zed@corp.example', role: 'admin', $key: 'zed@corp.example' },
     ]);
     expect(snap.tables.customers.at(-1)).toMatchObject({ id: 3, name: 'Hooli' });
     expect(snap.tables.audit_log).toEqual([]);

@@ -1,4 +1,5 @@
 import { deepEqual, isPlainObject } from '../../engine/json.js';
+import { ITEM_KEY } from '../../engine/state-items.js';
 
 /** One difference between the initial and the final snapshot of a run. */
 export interface StateChange {
@@ -16,12 +17,15 @@ function keyPath(base: string, key: string): string {
   return `${base}[${JSON.stringify(key)}]`;
 }
 
-/** Arrays of objects that all carry a distinct `id` are matched by id, so an insertion is one change, not a shift of every later item. */
-function idsOf(items: unknown[]): Map<string, unknown> | undefined {
+/**
+ * Arrays of objects that all carry a distinct identity — `$key` (a database row's primary key or
+ * rowid), else `id` — are matched by it, so an insertion is one change, not a shift of every later item.
+ */
+function idsOf(items: unknown[], field: string): Map<string, unknown> | undefined {
   const ids = new Map<string, unknown>();
   for (const item of items) {
     if (!isPlainObject(item)) return undefined;
-    const id = item.id;
+    const id = item[field];
     if (typeof id !== 'string' && typeof id !== 'number') return undefined;
     const key = String(id);
     if (ids.has(key)) return undefined;
@@ -54,16 +58,17 @@ function walk(before: unknown, after: unknown, path: string, out: StateChange[])
     return;
   }
   if (Array.isArray(before) && Array.isArray(after)) {
-    const beforeIds = idsOf(before);
-    const afterIds = beforeIds && idsOf(after);
+    const field = [...before, ...after].some((item) => isPlainObject(item) && ITEM_KEY in item) ? ITEM_KEY : 'id';
+    const beforeIds = idsOf(before, field);
+    const afterIds = beforeIds && idsOf(after, field);
     if (beforeIds && afterIds && (beforeIds.size > 0 || afterIds.size > 0)) {
       for (const [id, item] of beforeIds) {
-        const p = `${path}[id=${JSON.stringify(id)}]`;
+        const p = `${path}[${field}=${JSON.stringify(id)}]`;
         if (!afterIds.has(id)) out.push({ path: p, kind: 'removed', before: item });
         else walk(item, afterIds.get(id), p, out);
       }
       for (const [id, item] of afterIds) {
-        if (!beforeIds.has(id)) out.push({ path: `${path}[id=${JSON.stringify(id)}]`, kind: 'added', after: item });
+        if (!beforeIds.has(id)) out.push({ path: `${path}[${field}=${JSON.stringify(id)}]`, kind: 'added', after: item });
       }
       return;
     }

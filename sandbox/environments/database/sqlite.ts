@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { JsonObject, JsonValue } from '../../../engine/json.js';
+import { ITEM_KEY } from '../../../engine/state-items.js';
 import { ToolError } from '../../environment.js';
 import { assertSafeSql } from './sql-guard.js';
 import type { DatabaseSnapshot, DatabaseState, SqlParam } from './state.js';
@@ -70,13 +71,24 @@ export function findTable(db: Database.Database, name: string): TableInfo {
   return found;
 }
 
-function orderClause(db: Database.Database, table: TableInfo): string {
+/**
+ * How the snapshot reads a table: ordered by its primary key (rowid when there is none), each row
+ * carrying its identity when `id` does not already say it — the primary key's value (an array for a
+ * composite key) or SQLite's rowid in `$key`. The verifier tells rows apart by that identity, never
+ * by their content: two equal rows are two rows, and a row whose key is `sku` is changed, not
+ * removed and added, when its price changes.
+ */
+function snapshotQuery(db: Database.Database, table: TableInfo): string {
   const pk = columnsOf(db, table.name)
     .filter((c) => c.pk > 0)
     .sort((a, b) => a.pk - b.pk)
     .map((c) => quoteIdent(c.name));
-  if (pk.length > 0) return ` ORDER BY ${pk.join(', ')}`;
-  return /without\s+rowid/i.test(table.sql) ? '' : ' ORDER BY rowid';
+  const from = `FROM ${quoteIdent(table.name)}`;
+  if (pk.length === 1 && pk[0] === '"id"') return `SELECT * ${from} ORDER BY "id"`;
+  if (pk.length === 1) return `SELECT *, ${pk[0]} AS ${quoteIdent(ITEM_KEY)} ${from} ORDER BY ${pk[0]}`;
+  if (pk.length > 1) return `SELECT *, json_array(${pk.join(', ')}) AS ${quoteIdent(ITEM_KEY)} ${from} ORDER BY ${pk.join(', ')}`;
+  // A WITHOUT ROWID table always has a primary key; every other table has a rowid.
+  return `SELECT *, rowid AS ${quoteIdent(ITEM_KEY)} ${from} ORDER BY rowid`;
 }
 
 /** Every table's rows, by primary key, and every CREATE statement. */
@@ -86,7 +98,7 @@ export function snapshotDatabase(state: DatabaseState): DatabaseSnapshot {
   for (const t of objects(state.db)) {
     schema[t.name] = t.sql;
     if (t.type !== 'table') continue;
-    tables[t.name] = state.db.prepare(`SELECT * FROM ${quoteIdent(t.name)}${orderClause(state.db, t)}`).all().map(jsonRow);
+    tables[t.name] = state.db.prepare(snapshotQuery(state.db, t)).all().map(jsonRow);
   }
   return { schema, tables, shares: state.shares.map((s) => ({ ...s })) };
 }
