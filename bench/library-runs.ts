@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { loadCaseSuite } from '../engine/case-loader.js';
 import type { SafetyCase } from '../engine/case-schema.js';
+import type { SafetyRecord } from '../engine/record.js';
+import { parseRecord } from '../engine/record-reader.js';
+import { reverify } from '../reporters/records/replay.js';
 import { runCase } from '../runner/run-case.js';
 import { gateRunOf, type GateRun } from '../pipeline/compile/dry-run.js';
 import { startScriptedModelServer } from '../testing/scripted-model-server.js';
@@ -18,6 +21,22 @@ export interface LibraryRun extends GateRun {
   risk: string;
   attack: string;
   environment: string;
+  /**
+   * Set when the run's record, as written (redacted, through JSON, validated by the loader) and
+   * judged again the way `vera replay` judges it, disagrees with the live verdict or utility.
+   */
+  replayMismatch?: string;
+}
+
+/** `vera replay` of a fresh record: the written form of `record`, re-verified; undefined when it agrees with the live run. */
+export function replayMismatch(record: SafetyRecord, spec: SafetyCase): string | undefined {
+  const stored = parseRecord(JSON.parse(JSON.stringify(record)));
+  if (stored.kind !== 'record') return `the written record does not load: ${stored.kind === 'problem' ? stored.problem : 'not a record'}`;
+  const again = reverify(stored.record, spec);
+  const problems: string[] = [];
+  if (again.verdict.status !== record.status) problems.push(`verdict ${record.status} → ${again.verdict.status}`);
+  if (record.utility && again.utility !== record.utility.holds) problems.push(`utility ${record.utility.holds} → ${again.utility}`);
+  return problems.length ? problems.join(', ') : undefined;
 }
 
 export async function suiteFiles(dir: string): Promise<string[]> {
@@ -46,7 +65,8 @@ export async function runLibrary(cases: readonly SafetyCase[], policy: 'naive' |
         const i = next++;
         const { spec, threatModel } = jobs[i]!;
         const { record } = await runCase({ spec, threatModel, agent, recordDir: false });
-        runs[i] = { ...gateRunOf(record), risk: spec.taxonomy.risk, attack: spec.taxonomy.attack, environment: spec.taxonomy.environment };
+        const mismatch = replayMismatch(record, spec);
+        runs[i] = { ...gateRunOf(record), risk: spec.taxonomy.risk, attack: spec.taxonomy.attack, environment: spec.taxonomy.environment, ...(mismatch ? { replayMismatch: mismatch } : {}) };
       }
     };
     await Promise.all(Array.from({ length: options.concurrency ?? 32 }, worker));

@@ -243,6 +243,11 @@ export const safetyRecordSchema = z.object({
   verdict: verdictSchema,
   utility: z.object({ holds: z.boolean(), evidence: z.array(evidenceSchema) }).optional(),
   error: z.object({ kind: z.string(), message: z.string(), detail: z.string().optional() }).optional(),
+  /**
+   * A fault while the run's parts were torn down, after its verdict was decided: reported, and never
+   * read by the verdict rule — a run judged safe stays safe, live and replayed.
+   */
+  teardown: z.object({ kind: z.string(), message: z.string() }).optional(),
   stopReason: z.string(),
   turns: z.number().int(),
   secrets: z.record(z.string(), z.string()),

@@ -34,6 +34,8 @@ export interface VeraTestMeta {
   /** What the agent's programs ran under (`none`: unconfined, the user opted in). */
   confinement?: 'bubblewrap' | 'container' | 'none';
   recordFile?: string;
+  /** A fault while the run was torn down, after its verdict (which it does not change). */
+  teardown?: string;
   utility?: boolean;
   turns?: number;
   usage?: { input: number; output: number };

@@ -48,6 +48,7 @@ export async function annotateRecord(annotate: TestContext['annotate'], record: 
     annotate(record.threatModel, 'vera.threat-model'),
     annotate(record.status, 'vera.verdict'),
     ...(record.attribution ? [annotate(record.attribution.verdict, 'vera.attribution')] : []),
+    ...(record.teardown ? [annotate(record.teardown.message, 'vera.teardown')] : []),
   ]);
 }
 

@@ -4,7 +4,7 @@ import type { AgentSession } from '../adapters/adapter.js';
 import type { ControlSession } from '../control/control.js';
 import type { ThreatModel } from '../engine/case-schema.js';
 import { CaseRun } from '../runner/case-run.js';
-import { redactRecord } from '../engine/redact.js';
+import { caseCheckValues, redactRecord } from '../engine/redact.js';
 import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
 import { controlFor, finalizeRecord, runCase } from '../runner/run-case.js';
 import type { StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
@@ -65,7 +65,7 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
         if (!run.recorded) {
           run.error ??= { kind: 'Interrupted', message: signal.aborted ? `test aborted: ${String(signal.reason)}` : 'the test ended before the run finished' };
           const finished = await run.finish();
-          const written: { record: typeof finished; recordFile?: string } = await finalizeRecord(finished, recordDir).catch(() => ({ record: redactRecord(finished) }));
+          const written: { record: typeof finished; recordFile?: string } = await finalizeRecord(finished, { recordDir, spec }).catch(() => ({ record: redactRecord(finished, { publicValues: caseCheckValues(spec) }) }));
           task.meta.vera = testMeta(spec, threatModel, data.file, written.record, written.recordFile);
         }
         await run.dispose();
@@ -112,6 +112,7 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
     }
     caseRun.recorded = true;
     const finished = await caseRun.finish();
+    let attributed = finished;
     if (config.counterfactual && needsCounterfactual(finished)) {
       // The same run without the attack text (engine/counterfactual.ts), with parts of its own.
       const { record: counterfactual } = await runCase({
@@ -131,10 +132,10 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
         ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
         ...(config.scriptedModels ? { scriptedModels: config.scriptedModels } : {}),
       });
-      finished.attribution = attributionOf(counterfactual);
+      attributed = { ...finished, attribution: attributionOf(counterfactual) };
     }
     // The redacted record is the one every output shows (terminal, JUnit, summaries).
-    const { record, recordFile } = await finalizeRecord(finished, recordDir);
+    const { record, recordFile } = await finalizeRecord(attributed, { recordDir, spec });
     task.meta.vera = testMeta(spec, caseRun.threatModel, data.file, record, recordFile);
     await judge(record, { annotate, skip }, data, config);
   };

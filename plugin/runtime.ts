@@ -95,7 +95,7 @@ function defineScheduledTests(data: CaseModuleData, config: VeraRuntimeConfig) {
     // The record is written when its test takes it: a run started ahead for a test that never
     // ran (a filter Vitest applied and the plan did not know) leaves no record behind. Every
     // output shows the redacted record.
-    const { record, recordFile } = await finalizeRecord(taken.record, recordDir);
+    const { record, recordFile } = await finalizeRecord(taken.record, { recordDir, spec });
     task.meta.vera = testMeta(spec, record.threatModel, data.file, record, recordFile);
     await judge(record, { annotate, skip }, data, config);
   };

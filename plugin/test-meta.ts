@@ -40,6 +40,7 @@ export function testMeta(
       meta.counterfactual = { durationMs: Math.round(cf.durationMs), usage: cf.usage, ...(cf.provider ? { provider: cf.provider } : {}) };
     }
     if (record.utility) meta.utility = record.utility.holds;
+    if (record.teardown) meta.teardown = record.teardown.message;
     meta.turns = record.turns;
     meta.usage = record.usage;
     if (record.provider) meta.provider = record.provider;

@@ -62,6 +62,14 @@ export function renderConfinementWarning(metas: ReadonlyArray<Pick<VeraTestMeta,
   return ` ⚠ UNCONFINED: ${unconfined} run${unconfined === 1 ? '' : 's'} started the agent as a plain host process (unconfined: true): it could read your files and reach your network.`;
 }
 
+/** Runs whose parts failed to tear down: their verdicts stand, but something was left behind or failed to stop. */
+export function renderTeardownWarning(metas: ReadonlyArray<Pick<VeraTestMeta, 'teardown' | 'caseId' | 'threatModel'>>): string {
+  const failed = metas.filter((m) => m.teardown);
+  if (failed.length === 0) return '';
+  const first = failed[0]!;
+  return ` ⚠ TEARDOWN: ${failed.length} run${failed.length === 1 ? '' : 's'} failed to tear down (verdicts stand), e.g. ${first.caseId} [${first.threatModel}]: ${first.teardown}`;
+}
+
 function firstError(meta: VeraTestMeta, test: TestCase): string {
   return meta.reason ?? test.result().errors?.[0]?.message?.split('\n')[0] ?? '';
 }
@@ -169,7 +177,7 @@ export class AsrReporter implements Reporter {
     blocks.push('', renderCompactTable(summary.environment, { rowHeader: 'environment', tree: true, intervals }));
     if (agents.length > 1) blocks.push('', renderCompactTable(summary.agent, { rowHeader: 'agent', intervals }));
     if (intervals) blocks.push('', renderStatistics(rows));
-    const findings = [renderConfinementWarning(tests.map((t) => t.meta)), renderFindings(tests)].filter(Boolean).join('\n\n');
+    const findings = [renderConfinementWarning(tests.map((t) => t.meta)), renderTeardownWarning(tests.map((t) => t.meta)), renderFindings(tests)].filter(Boolean).join('\n\n');
     // Counterfactual runs are model traffic too.
     const metas = tests.map((t) => t.meta);
     const traffic = renderTraffic(summarizeTraffic([...metas, ...metas.flatMap((m) => (m.counterfactual ? [m.counterfactual] : []))], this.options.prices));

@@ -5,6 +5,8 @@ import { caseHash, type SafetyRecord, type Verdict } from '../engine/record.js';
 export interface RunOutcome {
   verdict: Verdict;
   utility: SafetyRecord['utility'];
+  /** What the injections did, as the verdict read it. */
+  injections: SafetyRecord['injections'];
   provider: SafetyRecord['provider'];
   offered: SafetyRecord['offered'];
   agentProgram: SafetyRecord['agentProgram'];
@@ -16,10 +18,14 @@ export interface RunOutcome {
  * parses it — the loader validates what was written). Optional parts appear only when the run
  * had them, so a record says nothing it does not know.
  */
-export function caseRecord(run: CaseRun, outcome: RunOutcome): SafetyRecord {
-  const { verdict, utility, provider, offered, agentProgram } = outcome;
+export function caseRecord(run: CaseRun, outcome: RunOutcome): Readonly<SafetyRecord> {
+  const { verdict, utility, injections, provider, offered, agentProgram } = outcome;
   const gatewayStats = run.gateway?.stats();
-  return {
+  // Frozen where the verdict lives: what was judged cannot be edited afterwards (a teardown fault,
+  // an attribution, redaction each make a new record that says so).
+  Object.freeze(verdict);
+  Object.freeze(injections);
+  return Object.freeze({
     schema: 'vera.record/v1',
     runId: run.runId,
     caseId: run.spec.id,
@@ -46,11 +52,7 @@ export function caseRecord(run: CaseRun, outcome: RunOutcome): SafetyRecord {
     stopReason: run.stopReason,
     turns: run.turns,
     secrets: { ...run.secrets },
-    injections: {
-      rules: run.injections?.ruleIds ?? [],
-      fired: run.injections?.fired() ?? [],
-      payloads: run.injections?.payloads() ?? {},
-    },
+    injections,
     trajectory: run.trajectory.events,
     responses: run.trajectory.responses(),
     initialState: run.initialState,
@@ -61,5 +63,5 @@ export function caseRecord(run: CaseRun, outcome: RunOutcome): SafetyRecord {
     ...(offered ? { offered } : {}),
     control_transcript: [...(run.control?.transcript ?? [])],
     ...(run.control?.plan ? { controlPlan: run.control.plan } : {}),
-  };
+  });
 }

@@ -396,6 +396,9 @@ export class CaseRun implements AsyncDisposable {
     this.clearBudget();
     // From here on the state is what gets judged: a call that still arrives is refused.
     this.gateway?.end();
+    // What the injections did is read once, here, for the verdict and the record alike: nothing the
+    // harness does afterwards (listing tools for the record) may change what the verdict was based on.
+    const injections = { rules: this.injections?.ruleIds ?? [], fired: this.injections?.fired() ?? [], payloads: this.injections?.payloads() ?? {} };
     const t = performance.now();
     let verdict: Verdict;
     let utility: SafetyRecord['utility'];
@@ -415,16 +418,16 @@ export class CaseRun implements AsyncDisposable {
           ...(this.options.custom ? { custom: this.options.custom } : {}),
         }, 'utility');
       }
-      verdict = this.judge(result);
+      verdict = this.judge(result, injections);
     } catch (error) {
       if (!(error instanceof NotJudgedError)) this.error ??= { kind: (error as Error).name, message: `verification failed: ${(error as Error).message}` };
       this.error ??= { kind: 'NotStarted', message: (error as Error).message };
-      verdict = this.judge(undefined);
+      verdict = this.judge(undefined, injections);
     }
     this.timings.verifyMs += performance.now() - t;
     const [provider, requests] = await Promise.all([this.route?.stats(), this.route?.requests()]);
     const turnStarts = this.trajectory.events.filter((e) => e.type === 'message' && e.role === 'user').map((e) => e.at);
-    const gateway = { name: this.mcp?.serverName ?? '', tools: this.gateway?.tools().map((t) => t.name) ?? [] };
+    const gateway = { name: this.mcp?.serverName ?? '', tools: this.gateway?.toolNames() ?? [] };
     const offered = requests && requests.requests.length + requests.unlogged > 0 ? offeredByTurn(requests, turnStarts, gateway) : undefined;
     let agentProgram: SafetyRecord['agentProgram'];
     try {
@@ -432,15 +435,15 @@ export class CaseRun implements AsyncDisposable {
     } catch {
       // An adapter that cannot describe its program leaves that out of the record; the run stands.
     }
-    return caseRecord(this, { verdict, utility, provider, offered, agentProgram, durationMs: performance.now() - this.began });
+    return caseRecord(this, { verdict, utility, injections, provider, offered, agentProgram, durationMs: performance.now() - this.began });
   }
 
   /** The verdict rule (engine/verdict.ts), shared with `vera replay`; `undefined`: nothing to judge. */
-  private judge(result: PredicateResult | undefined): Verdict {
+  private judge(result: PredicateResult | undefined, injections: { rules: string[]; fired: string[] }): Verdict {
     return verdictOf({
       result,
       error: this.error,
-      injections: { rules: this.injections?.ruleIds ?? [], fired: this.injections?.fired() ?? [] },
+      injections,
       control: { threatModel: this.threatModel, transcript: this.control?.transcript ?? [] },
     });
   }

@@ -8,7 +8,7 @@ import { adversarialUser, type ThreatModel } from '../engine/case-helpers.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { CaseRun, type CaseRunOptions } from './case-run.js';
 import { writeRedactedRecord, type SafetyRecord } from '../engine/record.js';
-import { redactRecord } from '../engine/redact.js';
+import { caseCheckValues, redactRecord } from '../engine/redact.js';
 import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
 
 export interface RunCaseOptions extends CaseRunOptions {
@@ -48,12 +48,12 @@ export function controlFor(threatModel: ThreatModel, options: { adversary?: Cont
  * started is torn down.
  */
 export async function runCase(options: RunCaseOptions): Promise<RunCaseResult> {
-  const record = await runOnce(options);
+  let record = await runOnce(options);
   if (options.counterfactual && needsCounterfactual(record)) {
     const counterfactual = await runOnce({ ...options, seed: record.seed ?? 0, secrets: record.secrets, injectionMode: 'identity' });
-    record.attribution = attributionOf(counterfactual);
+    record = { ...record, attribution: attributionOf(counterfactual) };
   }
-  return finalizeRecord(record, options.recordDir);
+  return finalizeRecord(record, { recordDir: options.recordDir, spec: options.spec });
 }
 
 /** The stages of one run, start to record, everything torn down. */
@@ -69,19 +69,21 @@ async function runOnce(options: RunCaseOptions): Promise<SafetyRecord> {
     run.fail(error);
   }
   const record = await run.finish();
-  await run.dispose().catch((error: Error) => {
-    record.error ??= { kind: 'TeardownError', message: `teardown failed: ${error.message}` };
-  });
-  return record;
+  // The record is what was judged; a teardown fault is kept beside it, where no verdict reads it.
+  return run.dispose().then(
+    () => record,
+    (error: Error) => ({ ...record, teardown: { kind: error.name || 'Error', message: `teardown failed: ${error.message}` } }),
+  );
 }
 
 /**
- * The record as every output sees it — real-looking credentials redacted (the run's canaries
- * kept), so the terminal, JUnit, the summaries and the reports never show what the file does not —
+ * The record as every output sees it — real-looking credentials redacted (the run's canaries and
+ * the literals of the case's own checks kept), so the terminal, JUnit, the summaries and the reports never show what the file does not —
  * written to `recordDir` unless it is `false`.
  */
-export async function finalizeRecord(record: SafetyRecord, recordDir: string | false | undefined): Promise<RunCaseResult> {
-  const redacted = redactRecord(record);
+export async function finalizeRecord(record: SafetyRecord, options: { recordDir: string | false | undefined; spec: SafetyCase }): Promise<RunCaseResult> {
+  const { recordDir } = options;
+  const redacted = redactRecord(record, { publicValues: caseCheckValues(options.spec) });
   if (recordDir === false) return { record: redacted };
   const t = performance.now();
   const recordFile = await writeRedactedRecord(recordDir ?? '.vera/records', redacted);

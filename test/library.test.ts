@@ -226,6 +226,11 @@ describe('against the embedded scripted policies', () => {
     expect(naiveProblems(naive)).toEqual([]);
   });
 
+  it('vera replay of every fresh record agrees with its live run: 0 verdicts and 0 utility results changed', () => {
+    const changed = [...naive, ...guarded].filter((r) => r.replayMismatch).map((r) => `${r.caseId} [${r.threatModel}]: ${r.replayMismatch}`);
+    expect(changed).toEqual([]);
+  });
+
   it('guarded resists the injection-only threat model more than naive, but not every method, so the ASR tells methods apart', () => {
     const indirect = (runs: LibraryRun[]) => asrBy(runs.filter((r) => r.threatModel === 'indirect'), () => 'all').get('all')!;
     const rate = (r: { violated: number; runs: number }) => r.violated / r.runs;

@@ -22,9 +22,10 @@ describe('redaction of real-looking credentials', () => {
     const text = `key=${OPENAI} and ${ANTHROPIC}; aws ${AWS}; gh ${GITHUB} ${GITHUB_PAT}; slack ${SLACK}\n${PEM}\nAuthorization: Bearer ${BEARER}`;
     const out = redactText(text, {}, counts);
     for (const secret of [OPENAI, ANTHROPIC, AWS, GITHUB, GITHUB_PAT, SLACK, PEM, BEARER]) expect(out).not.toContain(secret);
+    // Each distinct credential has a placeholder of its own, numbered per kind; the bearer's prefix stays.
     expect(out).toBe(
-      'key=[REDACTED:openai-key] and [REDACTED:anthropic-key]; aws [REDACTED:aws-access-key]; gh [REDACTED:github-token] [REDACTED:github-token]; ' +
-        'slack [REDACTED:slack-token]\n[REDACTED:private-key]\nAuthorization: Bearer [REDACTED:bearer-token]',
+      'key=[REDACTED:openai-key:1] and [REDACTED:anthropic-key:1]; aws [REDACTED:aws-access-key:1]; gh [REDACTED:github-token:1] [REDACTED:github-token:2]; ' +
+        'slack [REDACTED:slack-token:1]\n[REDACTED:private-key:1]\nAuthorization: Bearer [REDACTED:bearer-token:1]',
     );
     expect(counts).toEqual({ 'openai-key': 1, 'anthropic-key': 1, 'aws-access-key': 1, 'github-token': 2, 'slack-token': 1, 'private-key': 1, 'bearer-token': 1 });
   });
@@ -62,8 +63,8 @@ describe('redaction of real-looking credentials', () => {
       expect(raw).not.toContain(OPENAI);
       expect(raw).not.toContain(BEARER);
       const written = JSON.parse(raw) as typeof record;
-      expect(written.responses).toEqual(['Here is the key [REDACTED:openai-key]']);
-      expect((written.trajectory[1] as unknown as { args: { text: string } }).args.text).toBe(`env: OPENAI_API_KEY=[REDACTED:openai-key] code ${canary} api ${apiCanary}`);
+      expect(written.responses).toEqual(['Here is the key [REDACTED:openai-key:1]']);
+      expect((written.trajectory[1] as unknown as { args: { text: string } }).args.text).toBe(`env: OPENAI_API_KEY=[REDACTED:openai-key:1] code ${canary} api ${apiCanary}`);
       expect(written.secrets).toEqual({ CODE: canary, API: apiCanary });
       expect(JSON.stringify(written.finalState)).toContain(canary);
       expect(written.redactions).toEqual({ 'openai-key': 3, 'bearer-token': 1 });
@@ -72,5 +73,70 @@ describe('redaction of real-looking credentials', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('redaction that keeps a record judgeable', () => {
+  const STRIPE = `sk_live_${'4eC39HqLyjWDarjtT1zdp7dc'}`;
+  const GOOGLE = `AIza${'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY'}`;
+  const AWS_SECRET = `wJalrXUtnFEMI/K7MDENG/${'bPxRfiCYEXAMPLEKEY'}`;
+  const JWT = ['eyJhbGciOiJIUzI1NiJ9', 'eyJzdWIiOiJib2IiLCJyb2xlIjoiYWRtaW4ifQ', 'dBjftJeZ4CVPmB92K27uhbUJU1p1r'].join('.');
+  const AWS_2 = `AKIA${'ZGPATPIFB4FV2PMI'}`;
+
+  it('each distinct credential gets its own stable placeholder; the same one the same placeholder everywhere', () => {
+    const record = {
+      secrets: {},
+      trajectory: [{ args: { text: `${AWS} then ${AWS_2}` } }, { result: `${AWS_2} again` }],
+      finalState: { keys: [{ id: AWS }, { id: AWS_2 }] },
+    };
+    const out = redactRecord(record);
+    expect(out.trajectory[0]!.args!.text).toBe('[REDACTED:aws-access-key:1] then [REDACTED:aws-access-key:2]');
+    expect(out.trajectory[1]!.result).toBe('[REDACTED:aws-access-key:2] again');
+    expect(out.finalState.keys).toEqual([{ id: '[REDACTED:aws-access-key:1]' }, { id: '[REDACTED:aws-access-key:2]' }]);
+  });
+
+  it('covers Stripe, Google, AWS secret access keys, JWTs and the values of credential-named variables', () => {
+    const text = [
+      `stripe ${STRIPE}`,
+      `google ${GOOGLE}`,
+      `aws_secret_access_key = ${AWS_SECRET}`,
+      `session ${JWT}`,
+      'DB_PASSWORD=correct-horse-battery',
+      'export GH_TOKEN="plainvaluenoshape1"',
+      'MAX_TOKENS=4096 and PRIMARY KEY (id)',
+    ].join('\n');
+    const counts: Record<string, number> = {};
+    const out = redactText(text, {}, counts);
+    for (const secret of [STRIPE, GOOGLE, AWS_SECRET, JWT, 'correct-horse-battery', 'plainvaluenoshape1']) expect(out).not.toContain(secret);
+    expect(out).toContain('aws_secret_access_key = [REDACTED:aws-secret-key:1]');
+    expect(out).toContain('DB_PASSWORD=[REDACTED:credential:1]');
+    expect(out).toContain('MAX_TOKENS=4096 and PRIMARY KEY (id)');
+    expect(counts).toEqual({ 'stripe-key': 1, 'google-api-key': 1, 'aws-secret-key': 1, jwt: 1, credential: 2 });
+    // A field named like an environment variable holding a credential (a generated config's env).
+    const config = redactRecord({ secrets: {}, agentProgram: { env: { OPENAI_API_KEY: 'not-shaped-at-all-1234', HOME: '/home/agent' } } });
+    expect(config.agentProgram.env).toEqual({ OPENAI_API_KEY: '[REDACTED:credential:1]', HOME: '/home/agent' });
+  });
+
+  it('a credential cut short by a preview is redacted as the whole one was', () => {
+    const record = {
+      secrets: {},
+      verdict: { evidence: [{ message: `args {"text":"${OPENAI.slice(0, 20)}…` }] },
+      trajectory: [{ args: { text: OPENAI } }, { result: { snippet: `${GITHUB.slice(0, 14)}…` } }],
+    };
+    const out = redactRecord(record);
+    expect(JSON.stringify(out)).not.toContain(OPENAI.slice(0, 12));
+    expect(out.verdict.evidence[0]!.message).toBe('args {"text":"[REDACTED:openai-key:1]…');
+    // The full token is nowhere in the record: the fragment is a credential of its own.
+    expect((out.trajectory[1] as { result: { snippet: string } }).result.snippet).toBe('[REDACTED:github-token:1]…');
+    // Too short to be anything: left alone.
+    expect(redactText('the sk-abc… prefix')).toBe('the sk-abc… prefix');
+  });
+
+  it("the literals the case's own checks compare with are kept (they are in the case file), everything else redacted", () => {
+    const record = { secrets: {}, initialState: { keys: [{ id: AWS_2 }, { id: AWS }] }, finalState: { keys: [{ id: AWS_2, status: 'Inactive' }, { id: AWS }] } };
+    const verifier = { state: { path: 'cloud.accessKeys', scope: 'changed', where: { id: AWS_2, status: 'Inactive' } } };
+    const out = redactRecord(record, { publicValues: [verifier] });
+    expect(out.initialState.keys.map((k) => k.id)).toEqual([AWS_2, '[REDACTED:aws-access-key:1]']);
+    expect(out.finalState.keys.map((k) => k.id)).toEqual([AWS_2, '[REDACTED:aws-access-key:1]']);
   });
 });

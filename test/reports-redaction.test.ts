@@ -111,7 +111,7 @@ describe('credentials are redacted in every output; canaries stay', () => {
       expect(text, name).not.toContain(KEY);
       expect(text, name).not.toContain(KEY.slice(0, 20));
     }
-    expect(outputs.junit).toContain('[REDACTED:openai-key]');
+    expect(outputs.junit).toContain('[REDACTED:openai-key:1]');
   });
 
   it('vera report (HTML, JSON, Markdown), vera replay and vera diff carry no key', async () => {
@@ -132,6 +132,6 @@ describe('credentials are redacted in every output; canaries stay', () => {
       expect(text, name).not.toContain(KEY);
       expect(text, name).not.toContain(KEY.slice(0, 20));
     }
-    expect(texts.html).toContain('[REDACTED:openai-key]');
+    expect(texts.html).toContain('[REDACTED:openai-key:1]');
   });
 });

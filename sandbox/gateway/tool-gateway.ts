@@ -51,6 +51,11 @@ export class ToolGateway {
   constructor(private readonly options: ToolGatewayOptions) {}
 
   /** The tool list as the agent sees it now: descriptions poisoned by the run's injections, if any. */
+  /** The tools' names, for the record: unlike `tools()`, this shows the agent nothing, so no description rule fires. */
+  toolNames(): string[] {
+    return this.options.sandbox.tools().map((t) => t.name);
+  }
+
   tools(): ToolDescriptor[] {
     const tools = this.options.sandbox.tools();
     return this.options.injections ? this.options.injections.describe(tools, this.counts.calls) : tools;
