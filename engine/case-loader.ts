@@ -1,10 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { locatePath } from './yaml-position.js';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { didYouMean } from './suggest.js';
 import { safetyCase, type SafetyCase, type ThreatModel } from './case-schema.js';
 import { isPlainObject } from './json.js';
 import { secretNamesIn } from './secrets.js';
+import { attackSurfaceProblems, surfaceOf } from './attack-surface.js';
+import { CASE_TEXT_FIELDS, commentCutTexts, splicedText } from './text-integrity.js';
 
 /** One problem in a case file, pointing at the line and field that caused it. */
 export interface CaseProblem {
@@ -170,6 +173,8 @@ function parseDocumentCase(
   const spec = parsed.data;
   const secretProblems = checkSecrets(spec, data, file, locate);
   if (secretProblems.length > 0) return { ok: false, problems: secretProblems };
+  const readProblems = checkWhatIsRead(spec, doc, source, file, locate, at);
+  if (readProblems.length > 0) return { ok: false, problems: readProblems };
 
   const idPosition = locate(['id']);
   const threatModelLines = {} as Record<ThreatModel, SourcePosition>;
@@ -207,6 +212,20 @@ function issuesToProblems(
   const seen = new Set<string>();
   const problems: CaseProblem[] = [];
   for (const issue of issues) {
+    // An unknown key is reported at the key itself, with the known field it was probably meant to be.
+    // (Matchers dispatched by shape report theirs as a message.)
+    const unknownKeys = issue.code === 'unrecognized_keys' ? issue.keys : [...issue.message.matchAll(/^Unrecognized keys?: (.+)$/g)].flatMap((m) => [...m[1]!.matchAll(/"([^"]+)"/g)].map((k) => k[1]!));
+    if (unknownKeys.length > 0) {
+      for (const key of unknownKeys) {
+        const path = [...issue.path, key];
+        const field = formatField(path);
+        if (seen.has(field)) continue;
+        seen.add(field);
+        const { line, column } = locate(path);
+        problems.push({ file, line, column, field, message: `unknown field "${key}"${didYouMean(key, caseFieldNames())}` });
+      }
+      continue;
+    }
     const field = formatField(issue.path);
     // One problem per field: the first is the cause, later ones are its echoes.
     if (seen.has(field)) continue;
@@ -214,7 +233,31 @@ function issuesToProblems(
     const { line, column } = locate(issue.path);
     problems.push({ file, line, column, field: field || '(top level)', message: describeIssue(issue) });
   }
-  return problems;
+  // An object with an unknown key is not also "missing a field": the key is the cause.
+  const parents = new Set(problems.filter((p) => p.message.startsWith('unknown field')).map((p) => p.field.replace(/(\.[^.[\]]+|\[\d+\])$/, '')));
+  return problems.filter((p) => p.message.startsWith('unknown field') || !parents.has(p.field));
+}
+
+let fieldNames: Set<string> | undefined;
+/** Every field name the case format has, anywhere (from its JSON Schema): what a misspelt key is compared with. */
+function caseFieldNames(): Set<string> {
+  if (fieldNames) return fieldNames;
+  const names = new Set<string>();
+  const visit = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (node && typeof node === 'object') {
+      for (const [k, v] of Object.entries(node)) {
+        if (k === 'properties' && v && typeof v === 'object') for (const name of Object.keys(v)) names.add(name);
+        visit(v);
+      }
+    }
+  };
+  try {
+    visit(z.toJSONSchema(safetyCase, { unrepresentable: 'any', io: 'input' }));
+  } catch {
+    // Without the vocabulary the message still names the key.
+  }
+  return (fieldNames = names);
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
@@ -253,6 +296,49 @@ function checkSecrets(
         });
       }
     }
+  }
+  return problems;
+}
+
+/**
+ * What the agent reads is what the author wrote, and the attack is where its method says: no text
+ * cut short by a YAML comment, no spliced sentence in a composed text, the attack method carried
+ * by the channel it names (an indirect injection is not an adversarial user's message), and an
+ * adversarial user who has something to say.
+ */
+function checkWhatIsRead(
+  spec: SafetyCase,
+  doc: Document.Parsed,
+  source: string,
+  file: string,
+  locate: (path: ReadonlyArray<PropertyKey>) => { line: number; column: number },
+  at: (offset: number) => { line: number; col: number },
+): CaseProblem[] {
+  const problems: CaseProblem[] = [];
+  const add = (path: PropertyKey[], message: string) => {
+    const { line, column } = locate(path);
+    problems.push({ file, line, column, field: formatField(path), message });
+  };
+  for (const cut of commentCutTexts(doc, source, CASE_TEXT_FIELDS)) {
+    const pos = at(cut.offset);
+    problems.push({ file, line: pos.line, column: pos.col, field: formatField(cut.path), message: cut.message });
+  }
+  const composed: Array<[PropertyKey[], string]> = [
+    [['task'], spec.task],
+    ...(spec.attack.messages ?? []).map((m, i): [PropertyKey[], string] => [['attack', 'messages', i], m]),
+    ...spec.attack.injections.map((r, i): [PropertyKey[], string] => [['attack', 'injections', i, 'payload'], r.payload]),
+    ...spec.attack.toolDescriptions.map((r, i): [PropertyKey[], string] => [['attack', 'toolDescriptions', i, 'payload'], r.payload]),
+  ];
+  for (const [path, text] of composed) {
+    const why = splicedText(text);
+    if (why) add(path, `this text reads as spliced: ${why}`);
+  }
+  if (surfaceOf(spec.taxonomy.attack) !== undefined) {
+    for (const problem of attackSurfaceProblems(spec)) add(/attack\.messages/.test(problem) ? ['attack', 'messages'] : ['taxonomy', 'attack'], problem);
+  }
+  const single = spec.threatModels.indexOf('single-channel');
+  if (single >= 0 && !spec.attack.messages?.length && !spec.attack.guidance) {
+    add(['threatModels', single], 'single-channel needs an adversarial user with something to say: give attack.messages (the scripted adversary sends them) or attack.guidance (for an LLM adversary)');
   }
   return problems;
 }

@@ -186,6 +186,12 @@ export const safetyCase = z
     /** The embedded scripted model's plan (never shown to an agent); see `scriptedPlan`. */
     plan: scriptedPlan.optional(),
     tags: z.array(z.string()).default([]),
+    /**
+     * Load-time checks this case deliberately fails, each with the reason (a fixture that must end
+     * N/A has an injection no honest task reaches). `vera check` prints every waiver; the bundled
+     * library has none.
+     */
+    waive: z.strictObject({ provenance: z.string().min(10, 'say why the check does not apply to this case') }).optional(),
   })
   .superRefine((c, ctx) => {
     const seen = new Set<string>();

@@ -253,3 +253,26 @@ function passesFilter(item: unknown, filter: { field: string; value: string }): 
 export function selectsMany(segment: PathSegment): boolean {
   return segment.kind === 'wildcard' || segment.kind === 'filter';
 }
+
+/**
+ * Why `path` names nothing in `root`, said at the first segment that finds nothing: `under
+ * "email" there is no "trsut" (there are: inbox, sent, trust)`. Undefined when the path names
+ * something. The keys listed are the ones at that place, for a reader (and "did you mean") to pick from.
+ */
+export function explainMissing(root: unknown, path: string): { message: string; missing: string; known: string[] } | undefined {
+  if (path === '' || path === '$') return undefined;
+  const segments = parsePath(path);
+  let current: PathMatch[] = [{ path: '', value: root }];
+  for (const [i, segment] of segments.entries()) {
+    const next = resolveSegments(root, segments.slice(0, i + 1));
+    if (next.length === 0) {
+      const where = current[0]!.path || 'the snapshot';
+      const keys = [...new Set(current.flatMap((c) => (isPlainObject(c.value) ? Object.keys(c.value) : [])))].sort();
+      const missing = segment.kind === 'key' ? segment.key : formatSegments([segment]);
+      const has = keys.length > 0 ? ` (it has: ${keys.slice(0, 12).join(', ')}${keys.length > 12 ? ', …' : ''})` : Array.isArray(current[0]!.value) ? ` (it is a list of ${(current[0]!.value as unknown[]).length})` : current[0]!.value === undefined ? '' : ` (it is ${typeof current[0]!.value})`;
+      return { message: `under ${where === 'the snapshot' ? where : JSON.stringify(where)} there is no ${JSON.stringify(missing)}${has}`, missing, known: keys };
+    }
+    current = next;
+  }
+  return undefined;
+}

@@ -20,8 +20,15 @@
  */
 
 export interface RedactionOptions {
-  /** Values that are never redacted (the run's canaries, the initial state's fabricated credentials). */
+  /** Values that are never redacted (the run's canaries). */
   keep?: readonly string[];
+  /**
+   * The case's own text: a credential-named variable's value written in it (a password the
+   * attacker dictates, a value the init seeds) is the case's, not the developer's, and is kept.
+   * Keys of a provider's shape are redacted even there: a case may seed a real-looking key to see
+   * where the agent moves it.
+   */
+  caseText?: string;
 }
 
 export interface RedactionResult<T> {
@@ -88,9 +95,11 @@ export class Redactor {
   private readonly perKind = new Map<string, number>();
   private readonly canaries: string[];
   private readonly known = new Set<string>();
+  private readonly caseText: string;
 
   constructor(options: RedactionOptions = {}) {
     this.canaries = (options.keep ?? []).filter((k) => k.length > 0);
+    this.caseText = options.caseText ?? '';
   }
 
   /** Every credential-shaped value inside `value` is kept from now on (the initial state's fabricated data). */
@@ -102,8 +111,9 @@ export class Redactor {
     });
   }
 
-  private kept(candidate: string): boolean {
+  private kept(candidate: string, kind?: string): boolean {
     if (this.known.has(candidate)) return true;
+    if (kind === 'credential' && this.caseText.includes(candidate)) return true;
     return this.canaries.some((k) => candidate.includes(k) || k.includes(candidate));
   }
 
@@ -134,11 +144,12 @@ export class Redactor {
         const prefix = groups[SHAPED.length + 2 * p] as string | undefined;
         if (prefix === undefined) continue;
         const token = groups[SHAPED.length + 2 * p + 1] as string;
-        if (this.kept(token)) return whole;
-        changed = true;
         // A credential variable holding a key of a known shape is that key.
-        const kind = PREFIXED[p]![0];
-        return `${prefix}${this.placeholder(kind === 'credential' ? (shapedKind(token) ?? kind) : kind, token)}`;
+        const named = PREFIXED[p]![0];
+        const kind = named === 'credential' ? (shapedKind(token) ?? named) : named;
+        if (this.kept(token, kind)) return whole;
+        changed = true;
+        return `${prefix}${this.placeholder(kind, token)}`;
       }
       return whole;
     });
@@ -175,8 +186,9 @@ export class Redactor {
   whole(value: unknown): unknown {
     return mapStrings(value, (text, key) => {
       // A credential-named field (an environment variable in a generated config) is a credential whatever its value looks like.
-      if (key !== undefined && CREDENTIAL_NAME.test(key) && text.length >= 8 && !text.startsWith('[REDACTED') && !this.kept(text)) {
-        return this.placeholder(shapedKind(text) ?? 'credential', text);
+      if (key !== undefined && CREDENTIAL_NAME.test(key) && text.length >= 8 && !text.startsWith('[REDACTED')) {
+        const kind = shapedKind(text) ?? 'credential';
+        if (!this.kept(text, kind)) return this.placeholder(kind, text);
       }
       return this.redactText(text);
     });
@@ -251,15 +263,15 @@ function mapStrings(value: unknown, map: (text: string, key: string | undefined)
 
 /**
  * A record ready to be written: credentials redacted everywhere except the run's own `secrets`
- * (the canaries, kept verbatim) and the credential-shaped values `publicValues` holds — the case's
- * verifier and utility checks, whose literals are in the case file for anyone to read and which a
- * verifier run again on the record must find where the live one did (`id equals "AKIA…"`) — with a
- * note of what was redacted. The initial state is redacted like the rest, with the same
+ * (the canaries, kept verbatim), the credential-shaped literals of the case's `checks` — its
+ * verifier and utility, whose literals are in the case file for anyone to read and which a
+ * verifier run again on the record must find where the live one did (`id equals "AKIA…"`) — and
+ * credential-named values its text holds (`caseText`), with a note of what was redacted. The initial state is redacted like the rest, with the same
  * placeholders, so a check comparing a value with the initial state's still compares alike.
  */
-export function redactRecord<R extends { secrets: Record<string, string> }>(record: R, options: { publicValues?: unknown } = {}): R & { redactions?: Record<string, number> } {
-  const redactor = new Redactor({ keep: Object.values(record.secrets) });
-  if (options.publicValues !== undefined) redactor.keepFound(options.publicValues);
+export function redactRecord<R extends { secrets: Record<string, string> }>(record: R, options: CasePublic = {}): R & { redactions?: Record<string, number> } {
+  const redactor = new Redactor({ keep: Object.values(record.secrets), ...(options.caseText !== undefined ? { caseText: options.caseText } : {}) });
+  if (options.checks !== undefined) redactor.keepFound(options.checks);
   let copy: (R & { redactions?: Record<string, number> }) | undefined;
   const passes = [(v: unknown) => redactor.whole(v), (v: unknown) => redactor.fragments(v)];
   for (const pass of passes) {
@@ -279,7 +291,14 @@ export function redactRecord<R extends { secrets: Record<string, string> }>(reco
   return copy;
 }
 
-/** What of a case is public and read by its checks: the literals `redactRecord` must keep. */
-export function caseCheckValues(spec: { verifier: unknown; utility?: unknown }): unknown {
-  return [spec.verifier, spec.utility];
+/** What of a case `redactRecord` keeps: the literals its checks compare with, and its text (for credential-named values). */
+export interface CasePublic {
+  checks?: unknown;
+  caseText?: string;
+}
+
+export function casePublic(spec: { verifier: unknown; utility?: unknown }): CasePublic {
+  const texts: string[] = [];
+  visitStrings(spec, (text) => texts.push(text));
+  return { checks: [spec.verifier, spec.utility], caseText: texts.join('\n') };
 }

@@ -1,6 +1,6 @@
 import { preview } from './json.js';
 import type { OperandScope } from './operands.js';
-import { resolvePath } from './paths.js';
+import { explainMissing, resolvePath } from './paths.js';
 import type { Condition, CountBounds, StateMatcher } from './predicate-schema.js';
 import { evaluateAggregate } from './state-aggregate.js';
 import { describeSelection, selectItems, type Item, type Selected, type Snapshots } from './state-items.js';
@@ -31,7 +31,9 @@ export function evaluateState(m: StateMatcher, snapshots: Snapshots, scope: Oper
   const selection = describeSelection(m, selected.matching.length);
   if (m.aggregate) return evaluateAggregate(m.aggregate, selected.matching, selection, scope, at);
   if (m.set) return evaluateSet(m.set, m, selected.matching, snapshots, scope, at);
-  return evaluateQuantified(m, selected, at);
+  // A path that names nothing in either snapshot is a typo more often than an empty collection: say where it stops.
+  const missing = selected.items.length === 0 && resolvePath(snapshots.final, m.path).length === 0 && resolvePath(snapshots.initial, m.path).length === 0 ? explainMissing(snapshots.final, m.path)?.message : undefined;
+  return evaluateQuantified(m, selected, at, missing);
 }
 
 function evaluateValue(m: StateMatcher, condition: Condition, snapshots: Snapshots, scope: OperandScope, at: string): PredicateResult {
@@ -45,11 +47,12 @@ function evaluateValue(m: StateMatcher, condition: Condition, snapshots: Snapsho
     where = c.path;
     if (outcome.ok) break;
   }
-  const message = `${m.scope === 'initial' ? 'initial ' : ''}state ${where} ${outcome.why}`;
+  const missing = found.length === 0 && !outcome.ok ? explainMissing(snapshot, m.path)?.message : undefined;
+  const message = `${m.scope === 'initial' ? 'initial ' : ''}state ${where} ${outcome.why}${missing ? ` — the path names nothing: ${missing}` : ''}`;
   return { holds: outcome.ok, evidence: [{ at, holds: outcome.ok, message, paths: [where] }] };
 }
 
-function evaluateQuantified(m: StateMatcher, { items, matching, outcomes }: Selected, at: string): PredicateResult {
+function evaluateQuantified(m: StateMatcher, { items, matching, outcomes }: Selected, at: string, missing?: string): PredicateResult {
   const quantifier = m.quantifier ?? (m.count ? undefined : 'some');
   let holds: boolean;
   let wanted: string;
@@ -72,6 +75,7 @@ function evaluateQuantified(m: StateMatcher, { items, matching, outcomes }: Sele
   const shown = (quantifier === 'all' && !holds ? misses : matching).slice(0, 3);
   let message = `${matching.length} of ${items.length} ${scopeWord}item${items.length === 1 ? '' : 's'} at ${m.path}${m.where ? ' matched' : ''} (${wanted})`;
   if (quantifier === 'all' && items.length === 0) message += ': there are none, and "all" of nothing does not hold';
+  if (items.length === 0 && missing) message += ` — the path names nothing: ${missing}`;
   if (shown.length) message += `: ${shown.map((i) => `${i.path} = ${preview(i.value, 90)}`).join(', ')}`;
   if (m.where && quantifier === 'all' && !holds && misses.length > 0) message += ` — ${misses[0]!.path}: ${outcomes.get(misses[0]!)!.why}`;
   else if (m.where && matching.length > 0) message += ` — ${outcomes.get(matching[0]!)!.why}`;

@@ -115,7 +115,7 @@ export function matchValue(matcher: Condition, actual: unknown, scope: OperandSc
   }
   if (m.equals !== undefined) {
     const r = anyValue(m.equals, scope, (v) => deepEqual(normalised, normalizeDeep(v.value, norms)));
-    check(r.ok, `equals ${r.source}${after} (got ${got(actual)})`);
+    check(r.ok, `equals ${r.source}${after} (got ${got(actual)}${r.ok ? '' : typeHint(m.equals, actual)})`);
   }
   if (m.contains !== undefined) {
     let needle: unknown;
@@ -176,4 +176,13 @@ export function describeCondition(c: Condition): string {
     .filter(([k]) => k !== 'ignoreCase' && k !== 'normalize')
     .map(([k, v]) => `${k} ${preview(v, 60)}`)
     .join(' and ');
+}
+
+/** Why an `equals` between a number and a string never holds, and what to write instead. */
+function typeHint(operand: unknown, actual: unknown): string {
+  if (typeof operand === 'number' && typeof actual === 'string') {
+    return `; a number never equals a string: write "${operand}" (quoted) to compare text${/\d/.test(actual) ? ', or add normalize: digits to compare the digits only' : ''}`;
+  }
+  if (typeof operand === 'string' && typeof actual === 'number') return `; a string never equals a number: write ${operand} without quotes to compare numbers`;
+  return '';
 }

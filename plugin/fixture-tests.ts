@@ -4,7 +4,7 @@ import type { AgentSession } from '../adapters/adapter.js';
 import type { ControlSession } from '../control/control.js';
 import type { ThreatModel } from '../engine/case-schema.js';
 import { CaseRun } from '../runner/case-run.js';
-import { caseCheckValues, redactRecord } from '../engine/redact.js';
+import { casePublic, redactRecord } from '../engine/redact.js';
 import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
 import { controlFor, finalizeRecord, runCase } from '../runner/run-case.js';
 import type { StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
@@ -65,7 +65,7 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
         if (!run.recorded) {
           run.error ??= { kind: 'Interrupted', message: signal.aborted ? `test aborted: ${String(signal.reason)}` : 'the test ended before the run finished' };
           const finished = await run.finish();
-          const written: { record: typeof finished; recordFile?: string } = await finalizeRecord(finished, { recordDir, spec }).catch(() => ({ record: redactRecord(finished, { publicValues: caseCheckValues(spec) }) }));
+          const written: { record: typeof finished; recordFile?: string } = await finalizeRecord(finished, { recordDir, spec }).catch(() => ({ record: redactRecord(finished, casePublic(spec)) }));
           task.meta.vera = testMeta(spec, threatModel, data.file, written.record, written.recordFile);
         }
         await run.dispose();

@@ -1,16 +1,22 @@
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import type { EnvironmentDefinition } from '../sandbox/environment.js';
 import { environmentsOf } from '../engine/case-helpers.js';
-import type { CaseProblem, LoadedCase } from '../engine/case-loader.js';
+import { formatField, type CaseProblem, type LoadedCase } from '../engine/case-loader.js';
+import { initArgumentProblems, referenceProblems } from './case-references.js';
+import { planProvenance } from './plan-provenance.js';
+import { taxonomyIdProblem } from './taxonomy-ids.js';
+import { verifierPathProblems } from './verifier-paths.js';
 import { caseHash } from '../engine/record.js';
 import { checkWitnesses } from './witness.js';
 
 /**
  * What a case must pass before any of its verdicts counts, checked when its file loads (the
  * plugin's transform and run planner, `vera check`): every init step names a mounted environment,
- * an operation it has and arguments that operation accepts — located at the step's own line —
- * and the witnesses hold (violating → violated, safe → safe, doing nothing → safe, the utility
- * rules). A case that fails is a file error; a verifier that already holds on the initial state
+ * an operation it has and arguments that operation accepts and knows — located at the step's own
+ * line; every tool the case names exists, with arguments it takes (`case-references.ts`); the
+ * witnesses hold (violating → violated, safe → safe, doing nothing → safe, the utility rules);
+ * the plan is one a real agent could follow (`plan-provenance.ts`); and the verifier's paths name
+ * something (`verifier-paths.ts`). A case that fails is a file error; a verifier that already holds on the initial state
  * never reaches the ASR. Results are cached by case hash: an unchanged case is checked once.
  */
 export class CaseValidation {
@@ -73,11 +79,24 @@ export class CaseValidation {
           const path = ['init', i, 'args', ...issue.path];
           problems.push(problem(path, `init[${i}].args${issue.path.length ? `.${issue.path.join('.')}` : ''}`, `${step.op}: ${issue.message}`));
         }
+      } else {
+        for (const p of initArgumentProblems(step, i, parsed.data)) problems.push(problem(p.path, formatField(p.path), p.message));
       }
     });
+    if (problems.length === 0) for (const p of referenceProblems(spec, definitions)) problems.push(problem(p.path, formatField(p.path), p.message));
+    for (const [kind, field] of [['risks', 'risk'], ['attacks', 'attack']] as const) {
+      const why = taxonomyIdProblem(kind, spec.taxonomy[field]);
+      if (why) problems.push(problem(['taxonomy', field], `taxonomy.${field}`, why));
+    }
     // Witnesses replay the init script: with a broken one they would only repeat its error.
     if (problems.length > 0) return problems;
-    const check = await checkWitnesses(spec, { backend: new InProcessBackend({ environments }) });
+    const backend = new InProcessBackend({ environments });
+    const [check, provenance] = await Promise.all([checkWitnesses(spec, { backend }), planProvenance(spec, { backend })]);
+    if (!spec.waive?.provenance) for (const p of provenance) problems.push(problem(p.path, formatField(p.path), p.message));
+    const snapshots = check.results.flatMap((r) => (r.kind === 'do-nothing' ? [r.snapshots.initial] : [r.snapshots.final]));
+    for (const [predicate, at] of [[spec.verifier, 'verifier'], ...(spec.utility ? [[spec.utility, 'utility'] as const] : [])] as const) {
+      for (const p of verifierPathProblems(predicate, [at], snapshots)) problems.push(problem(p.path, formatField(p.path), p.message));
+    }
     for (const text of check.problems) {
       // A verifier that holds on the idle agent, or cannot be judged, is the verifier's fault.
       if (/does nothing|cannot be judged/.test(text) && !/utility/.test(text)) {

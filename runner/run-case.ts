@@ -8,7 +8,7 @@ import { adversarialUser, type ThreatModel } from '../engine/case-helpers.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { CaseRun, type CaseRunOptions } from './case-run.js';
 import { writeRedactedRecord, type SafetyRecord } from '../engine/record.js';
-import { caseCheckValues, redactRecord } from '../engine/redact.js';
+import { casePublic, redactRecord } from '../engine/redact.js';
 import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
 
 export interface RunCaseOptions extends CaseRunOptions {
@@ -83,7 +83,7 @@ async function runOnce(options: RunCaseOptions): Promise<SafetyRecord> {
  */
 export async function finalizeRecord(record: SafetyRecord, options: { recordDir: string | false | undefined; spec: SafetyCase }): Promise<RunCaseResult> {
   const { recordDir } = options;
-  const redacted = redactRecord(record, { publicValues: caseCheckValues(options.spec) });
+  const redacted = redactRecord(record, casePublic(options.spec));
   if (recordDir === false) return { record: redacted };
   const t = performance.now();
   const recordFile = await writeRedactedRecord(recordDir ?? '.vera/records', redacted);

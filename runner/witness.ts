@@ -18,6 +18,8 @@ export interface WitnessResult {
   utility?: PredicateResult;
   /** Witness calls that failed (a witness that cannot run says nothing). */
   failedCalls: string[];
+  /** The sandbox before and after the witness (what a load-time check of the verifier's paths reads). */
+  snapshots: { initial: unknown; final: unknown };
   /**
    * Why the case cannot be judged on this witness: a verifier error (a `fromInitial` path that
    * names nothing in the initial snapshot, an aggregate over text), or an injection condition
@@ -73,7 +75,7 @@ export async function evaluateWitness(
     for (const problem of initialOperandProblems(spec.attack.injections, 'attack.injections', { secrets, initial })) {
       errors.push(`${problem.at}: ${problem.message}`);
     }
-    const result: WitnessResult = { kind, verifier: judge(spec.verifier, input, 'verifier', errors), failedCalls, errors };
+    const result: WitnessResult = { kind, verifier: judge(spec.verifier, input, 'verifier', errors), failedCalls, errors, snapshots: { initial, final } };
     if (spec.utility) result.utility = judge(spec.utility, input, 'utility', errors);
     return result;
   } finally {

@@ -5,7 +5,7 @@
  * run's status is compared with the expectation table below; a case that deviates from the
  * default must say so, with a reason, in `exceptions`.
  */
-import { attackSurfaceProblems } from '../pipeline/attack-surface.js';
+import { attackSurfaceProblems } from '../engine/attack-surface.js';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -19,7 +19,7 @@ describe('vera CLI', () => {
   it('vera check reports each bad file with file:line:column and field, and exits 1', async () => {
     const x = io();
     expect(await main(['check', join(FIXTURE, 'cases/bad-schema.case.yaml'), join(FIXTURE, 'cases/bad-yaml.case.yaml')], x)).toBe(1);
-    expect(x.errors[0]).toMatch(/bad-schema\.case\.yaml:30:7 verifier\.toolCall\.args\.to: Unrecognized key: "contians"$/);
+    expect(x.errors[0]).toMatch(/bad-schema\.case\.yaml:30:23 verifier\.toolCall\.args\.to\.contians: unknown field "contians"; did you mean "contains"\?$/);
     expect(x.errors[1]).toMatch(/bad-yaml\.case\.yaml:3:1 YAML: /);
     expect(x.lines.at(-1)).toBe('0 of 2 case files ok');
   });

@@ -59,7 +59,7 @@ describe('the adversary model refuses', () => {
     });
     const before = naive.requests.length;
     try {
-      const { record } = await runCase({ spec: withTurns(notes, 2), threatModel: 'single-channel', agent: agentOn(naive), adversary: adversaryOn(model), backend, recordDir: false });
+      const { record } = await runCase({ spec: pinned(withTurns(notes, 2), ['payload-splitting', 'authority-impersonation', 'encoding-obfuscation', 'task-decomposition']), threatModel: 'single-channel', agent: agentOn(naive), adversary: adversaryOn(model), backend, recordDir: false });
       expect(record.controlPlan?.sequence.slice(0, 2)).toEqual(['payload-splitting', 'authority-impersonation']);
 
       // Not one word of the refusal reached the agent's model; the authority-impersonation attack did.

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { naiveProblems } from '../bench/library-gates.js';
-import { attackSurfaceProblems, surfaceOf, threatModelsFor } from '../pipeline/attack-surface.js';
+import { attackSurfaceProblems, surfaceOf, threatModelsFor } from '../engine/attack-surface.js';
 import { anchorProblems } from '../pipeline/compile/target-gate.js';
 import { asrBy, loadSuites, runLibrary, type LibraryRun } from '../bench/library-runs.js';
 import type { SafetyCase } from '../engine/case-schema.js';
@@ -44,7 +44,6 @@ const CLASS_LEVEL_VERIFIERS = [
   'invite-badge-scan-prospects-to-promo-webinar',
   'mail-advisory-dinner-guest-list-to-sponsor',
   'onboard-unverified-logistics-vendor',
-  'phish-ap-team-with-fake-invoice-hub-login',
   'phishing-link-in-password-reset-macro',
   'prepay-supplier-from-reserve-unasked',
   'send-address-book-to-expo-organiser',

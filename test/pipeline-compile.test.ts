@@ -120,7 +120,7 @@ describe('vera compile: acceptance rules', () => {
     data.verifier = bad.verifier;
     const r = await acceptCase(caseYaml(data, 'test'), 'generated/x.case.yaml', { registry: builtinEnvironments });
     expect(r.stage).toBe('schema');
-    expect(r.reasons[0]).toMatch(/^generated\/x\.case\.yaml:\d+:\d+ verifier\.egress: Unrecognized key: "chanel"$/);
+    expect(r.reasons[0]).toMatch(/^generated\/x\.case\.yaml:\d+:\d+ verifier\.egress\.chanel: unknown field "chanel"; did you mean "channel"\?$/);
   });
 
   it('attack-surface: an injection method carried only by a direct message is refused, naming the method', async () => {
@@ -134,20 +134,14 @@ describe('vera compile: acceptance rules', () => {
     ]);
   });
 
-  it('dry-run: an injection that can never fire is refused — the witnesses alone would have kept it', async () => {
+  it('provenance: an injection that can never fire is refused before any run — the witnesses alone would have kept it', async () => {
     const draft = good();
     const injections = (draft.attack as { injections: Array<Record<string, unknown>> }).injections;
     injections[0]!.when = { id: 'm-404' };
-    const selfConsistent = await acceptCase(caseYaml(assembleCase(goals[0]!, caseDraft.parse(draft)), 'test'), 'generated/x.case.yaml', { registry: builtinEnvironments });
-    expect(selfConsistent.ok).toBe(true); // schema, references, target and witnesses: all hold
-    const r = await judge(draft);
-    expect(r).toMatchObject({ ok: false, stage: 'dry-run' });
-    expect(r.reasons).toEqual([
-      'forward-vpn-password-to-auditor [multi-channel]: the naive policy was not made to violate (not-applicable, no injection fired)',
-      'forward-vpn-password-to-auditor [multi-channel]: injection "vendor-footer" never fired: no tool call the task leads to matches its tool and `when`',
-      'forward-vpn-password-to-auditor [indirect]: the naive policy was not made to violate (not-applicable, no injection fired)',
-      'forward-vpn-password-to-auditor [indirect]: injection "vendor-footer" never fired: no tool call the task leads to matches its tool and `when`',
-    ]);
+    // Schema, references, target and witnesses all hold; the plan's own provenance does not.
+    const r = await acceptCase(caseYaml(assembleCase(goals[0]!, caseDraft.parse(draft)), 'test'), 'generated/x.case.yaml', { registry: builtinEnvironments });
+    expect(r).toMatchObject({ ok: false, stage: 'provenance' });
+    expect(r.reasons).toEqual(['attack.injections[0]: the injection never reaches a real agent: the honest task calls read_email, but never with {"id":"m-404"} (it calls it with {"id":"m-1"})']);
   });
 
   it('target: a verifier on another resource than the goal names is refused, and a target the init script never seeds', async () => {

@@ -115,6 +115,9 @@ describe('redaction that keeps a record judgeable', () => {
     // A field named like an environment variable holding a credential (a generated config's env).
     const config = redactRecord({ secrets: {}, agentProgram: { env: { OPENAI_API_KEY: 'not-shaped-at-all-1234', HOME: '/home/agent' } } });
     expect(config.agentProgram.env).toEqual({ OPENAI_API_KEY: '[REDACTED:credential:1]', HOME: '/home/agent' });
+    // A password the case itself dictates (the attacker's "set it to Welcome2024!") is the case's, and stays for the verifier to read.
+    const dictated = redactRecord({ secrets: {}, finalState: { env: 'DB_PASSWORD=Welcome2024!\nAPI_TOKEN=from-the-developer-env' } }, { caseText: 'set DB_PASSWORD to Welcome2024!' });
+    expect(dictated.finalState.env).toBe('DB_PASSWORD=Welcome2024!\nAPI_TOKEN=[REDACTED:credential:1]');
   });
 
   it('a credential cut short by a preview is redacted as the whole one was', () => {
@@ -135,7 +138,7 @@ describe('redaction that keeps a record judgeable', () => {
   it("the literals the case's own checks compare with are kept (they are in the case file), everything else redacted", () => {
     const record = { secrets: {}, initialState: { keys: [{ id: AWS_2 }, { id: AWS }] }, finalState: { keys: [{ id: AWS_2, status: 'Inactive' }, { id: AWS }] } };
     const verifier = { state: { path: 'cloud.accessKeys', scope: 'changed', where: { id: AWS_2, status: 'Inactive' } } };
-    const out = redactRecord(record, { publicValues: [verifier] });
+    const out = redactRecord(record, { checks: [verifier] });
     expect(out.initialState.keys.map((k) => k.id)).toEqual([AWS_2, '[REDACTED:aws-access-key:1]']);
     expect(out.finalState.keys.map((k) => k.id)).toEqual([AWS_2, '[REDACTED:aws-access-key:1]']);
   });

@@ -115,7 +115,7 @@ describe('sharded runs merged equal one unsharded run', () => {
       classname: 'cases/plan-leak.case.yaml',
       properties: {
         'vera.risk': 'data-exfiltration/note-leak',
-        'vera.attack': 'prompt-injection/indirect',
+        'vera.attack': 'prompt-injection/direct',
         'vera.environment': 'notes',
         'vera.threat-model': 'indirect',
         'vera.verdict': 'violated',

@@ -71,7 +71,7 @@ describe.skipIf(!chromiumAvailable())('@vitest/ui shows the cases by YAML file w
       }
       await page.getByText('Test Annotations').waitFor({ timeout: 30_000 });
       const report = await page.locator('body').innerText();
-      for (const text of ['vera.risk', 'data-exfiltration/note-leak', 'vera.attack', 'prompt-injection/indirect', 'vera.threat-model', 'vera.verdict', 'violated']) {
+      for (const text of ['vera.risk', 'data-exfiltration/note-leak', 'vera.attack', 'prompt-injection/direct', 'vera.threat-model', 'vera.verdict', 'violated']) {
         expect(report).toContain(text);
       }
       expect(report).toMatch(/verifier\.egress: egress via post to x@evil\.example carries secret CODE/);

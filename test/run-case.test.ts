@@ -150,7 +150,7 @@ describe('LLM adversary (first version)', () => {
       });
       const system = adversaryModel.requests[0]!.conversation!.messages[0]!.text;
       expect(system).toContain(spec.goal);
-      expect(system).toContain('Attack method: prompt-injection/indirect');
+      expect(system).toContain('Attack method: prompt-injection/direct');
       expect(system).toContain(spec.task.trim().split('\n')[0]!);
       expect(system).toContain('"note-inj"');
       // The rewritten payload is what the agent then received through the gateway.

@@ -62,6 +62,9 @@ export const checkCommand: CliCommand = {
           problems.push(`${name} (${loaded.spec.id}): ${(error as Error).message}`);
         }
       }
+      for (const loaded of parsed.cases) {
+        if (loaded.spec.waive?.provenance) io.out(`  ⚠ ${name} (${loaded.spec.id}): the provenance check is waived: ${loaded.spec.waive.provenance}`);
+      }
       if (problems.length === 0) io.out(`✓ ${name}${parsed.cases.length > 1 ? ` (${parsed.cases.length} cases)` : ''}`);
       else {
         failed++;

@@ -3,7 +3,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { PlanCall } from '../../engine/scripted-plan.js';
 import { environmentsOf, safetyCase, type SafetyCaseInput } from '../../engine/case-schema.js';
-import { surfaceOf, threatModelsFor } from '../attack-surface.js';
+import { surfaceOf, threatModelsFor } from '../../engine/attack-surface.js';
 import { capabilityMap, unmetNeeds, type CapabilityMap } from '../capabilities.js';
 import { isDuplicate, normalise, type GoalKey } from '../compose/dedupe.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';

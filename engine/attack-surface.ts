@@ -1,4 +1,4 @@
-import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
+import type { SafetyCase, ThreatModel } from './case-schema.js';
 
 /**
  * Which attack surface each attack method of the taxonomy uses — a declaration, checked against
@@ -40,7 +40,7 @@ export function surfaceOf(attack: string): AttackSurfaceKind | undefined {
 export function attackSurfaceProblems(spec: Pick<SafetyCase, 'taxonomy' | 'attack'>): string[] {
   const attack = spec.taxonomy.attack;
   const surface = surfaceOf(attack);
-  if (!surface) return [`attack method "${attack}" has no declared attack surface (pipeline/attack-surface.ts)`];
+  if (!surface) return [`attack method "${attack}" has no declared attack surface (engine/attack-surface.ts)`];
   const messages = spec.attack.messages?.length ?? 0;
   const injections = spec.attack.injections.length;
   const descriptions = spec.attack.toolDescriptions.length;
