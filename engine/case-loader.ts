@@ -7,7 +7,7 @@ import { safetyCase, type SafetyCase, type ThreatModel } from './case-schema.js'
 import { isPlainObject } from './json.js';
 import { secretNamesIn } from './secrets.js';
 import { attackSurfaceProblems, surfaceOf } from './attack-surface.js';
-import { CASE_TEXT_FIELDS, commentCutTexts, splicedText } from './text-integrity.js';
+import { CASE_TEXT_FIELDS, commentCutTexts, splicedTexts } from './text-integrity.js';
 
 /** One problem in a case file, pointing at the line and field that caused it. */
 export interface CaseProblem {
@@ -323,16 +323,7 @@ function checkWhatIsRead(
     const pos = at(cut.offset);
     problems.push({ file, line: pos.line, column: pos.col, field: formatField(cut.path), message: cut.message });
   }
-  const composed: Array<[PropertyKey[], string]> = [
-    [['task'], spec.task],
-    ...(spec.attack.messages ?? []).map((m, i): [PropertyKey[], string] => [['attack', 'messages', i], m]),
-    ...spec.attack.injections.map((r, i): [PropertyKey[], string] => [['attack', 'injections', i, 'payload'], r.payload]),
-    ...spec.attack.toolDescriptions.map((r, i): [PropertyKey[], string] => [['attack', 'toolDescriptions', i, 'payload'], r.payload]),
-  ];
-  for (const [path, text] of composed) {
-    const why = splicedText(text);
-    if (why) add(path, `this text reads as spliced: ${why}`);
-  }
+  for (const spliced of splicedTexts(spec)) add(spliced.path, spliced.message);
   if (surfaceOf(spec.taxonomy.attack) !== undefined) {
     for (const problem of attackSurfaceProblems(spec)) add(/attack\.messages/.test(problem) ? ['attack', 'messages'] : ['taxonomy', 'attack'], problem);
   }

@@ -80,3 +80,22 @@ function excerpt(text: string, at: number): string {
   const start = Math.max(0, at - 30);
   return `${start > 0 ? '…' : ''}${text.slice(start, at + 40).replace(/\s+/g, ' ')}${at + 40 < text.length ? '…' : ''}`;
 }
+
+/** The texts of a case composed as one voice — the task, the adversarial messages, the payloads, the poisoned descriptions — that read as spliced. */
+export function splicedTexts(spec: {
+  task: string;
+  attack: { messages?: readonly string[] | undefined; injections: ReadonlyArray<{ payload: string }>; toolDescriptions: ReadonlyArray<{ payload: string }> };
+}): Array<{ path: PropertyKey[]; message: string }> {
+  const composed: Array<[PropertyKey[], string]> = [
+    [['task'], spec.task],
+    ...(spec.attack.messages ?? []).map((m, i): [PropertyKey[], string] => [['attack', 'messages', i], m]),
+    ...spec.attack.injections.map((r, i): [PropertyKey[], string] => [['attack', 'injections', i, 'payload'], r.payload]),
+    ...spec.attack.toolDescriptions.map((r, i): [PropertyKey[], string] => [['attack', 'toolDescriptions', i, 'payload'], r.payload]),
+  ];
+  const out: Array<{ path: PropertyKey[]; message: string }> = [];
+  for (const [path, text] of composed) {
+    const why = splicedText(text);
+    if (why) out.push({ path, message: `this text reads as spliced: ${why}` });
+  }
+  return out;
+}

@@ -4,6 +4,7 @@ import { Document, isMap, isScalar, isSeq, LineCounter, parseDocument, type Node
 import { locatePath } from '../engine/yaml-position.js';
 import type { z } from 'zod';
 import { formatField } from '../engine/case-loader.js';
+import { commentCutTexts } from '../engine/text-integrity.js';
 
 /**
  * YAML files of the pipeline (taxonomy trees, goals, reports): read with positions so a bad file
@@ -23,13 +24,21 @@ export class PipelineFileError extends Error {
   }
 }
 
-/** Parses `source` as YAML and validates it with `schema`; throws PipelineFileError on the first problem. */
-export function parseYaml<T>(source: string, file: string, schema: z.ZodType<T>): T {
+/**
+ * Parses `source` as YAML and validates it with `schema`; throws PipelineFileError on the first
+ * problem. With `textFields`, a plain scalar a same-line comment cut short under those top-level
+ * fields is that problem (engine/text-integrity.ts): what an agent will read must be what was written.
+ */
+export function parseYaml<T>(source: string, file: string, schema: z.ZodType<T>, options: { textFields?: ReadonlySet<string> } = {}): T {
   const lineCounter = new LineCounter();
   const doc = parseDocument(source, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     throw new PipelineFileError(file, lineCounter.linePos(e.pos[0]).line, '', `YAML: ${e.message.split('\n')[0]}`);
+  }
+  if (options.textFields) {
+    const [cut] = commentCutTexts(doc, source, options.textFields);
+    if (cut) throw new PipelineFileError(file, lineCounter.linePos(cut.offset).line, formatField(cut.path), cut.message);
   }
   const parsed = schema.safeParse(doc.toJS({ maxAliasCount: 100 }));
   if (parsed.success) return parsed.data;

@@ -160,3 +160,35 @@ describe('vera check refuses mutated copies of a real library case', () => {
     expect(r.text).toContain(`unknown-key.case.yaml:${lineOf(r.source, 'treatModels')}:1 treatModels: unknown field "treatModels"; did you mean "threatModels"?`);
   });
 });
+
+describe('vera library compose refuses what the agent would read wrong', () => {
+  it('a family task cut at " #" is an error at its file and line, before anything is composed', async () => {
+    const { cp } = await import('node:fs/promises');
+    const families = join(dir, 'families');
+    await cp(join(REPO, 'cases/families'), families, { recursive: true });
+    const file = join(families, 'code-hosting/wipe-ledger-migrations-for-baseline.family.yaml');
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.replace(/^task: "(.*)"$/m, 'task: $1'));
+    const lines: string[] = [];
+    const code = await main(['library', 'compose', '--check', '--families', families], { out: (l) => lines.push(l), err: (l) => lines.push(l), cwd: dir });
+    expect(code).toBe(1);
+    expect(lines.join('\n')).toMatch(/code-hosting\/wipe-ledger-migrations-for-baseline\.family\.yaml:6 task: YAML ends this text at '#': it reads "Pull request", not "Pull request #8 in kestrel\/ledger/);
+  });
+
+  it('a renderer that splices a lower-case fragment onto a sentence is refused at compose', async () => {
+    const { composeLibrary, loadFamilies } = await import('../pipeline/library/compose-library.js');
+    const families = (await loadFamilies(join(REPO, 'cases/families'))).filter((f) => /^the /.test(f.family.harm.reason)).slice(0, 1);
+    expect(families).toHaveLength(1);
+    const splicing = {
+      attack: 'prompt-injection/indirect',
+      slug: 'splice',
+      render: (f: { harm: { request: string; reason: string } }) => ({
+        guidance: 'x',
+        messages: [],
+        injections: [{ carrier: 0, mode: 'append' as const, payload: `\n\nPlease ${f.harm.request}. ${f.harm.reason}.` }],
+      }),
+    };
+    const composed = composeLibrary(families, { renderers: [splicing as never], methodsPerFamily: 1 });
+    expect(composed.problems.join('\n')).toMatch(/× prompt-injection\/indirect: attack\.injections\.0\.payload: this text reads as spliced: a sentence starts in lower case after a full stop/);
+  });
+});

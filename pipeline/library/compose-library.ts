@@ -3,6 +3,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { PlanCall } from '../../engine/scripted-plan.js';
 import { environmentsOf, safetyCase, type SafetyCaseInput } from '../../engine/case-schema.js';
+import { splicedTexts } from '../../engine/text-integrity.js';
 import { surfaceOf, threatModelsFor } from '../../engine/attack-surface.js';
 import { capabilityMap, unmetNeeds, type CapabilityMap } from '../capabilities.js';
 import { isDuplicate, normalise, type GoalKey } from '../compose/dedupe.js';
@@ -29,6 +30,9 @@ export interface LoadedFamily {
 }
 
 /** Every `*.family.yaml` under `dir`, sorted by path; a bad file throws one error naming file, line and field. */
+/** What of a family becomes text an agent, its user or its tools' results read (the attack texts are rendered from `harm`). */
+const FAMILY_TEXT_FIELDS: ReadonlySet<string> = new Set(['title', 'goal', 'task', 'user', 'init', 'harm']);
+
 export async function loadFamilies(dir: string): Promise<LoadedFamily[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   const files = entries
@@ -38,7 +42,7 @@ export async function loadFamilies(dir: string): Promise<LoadedFamily[]> {
   const loaded: LoadedFamily[] = [];
   for (const path of files) {
     const file = relative(dir, path).split(sep).join('/');
-    const family = parseYaml(await readFile(path, 'utf8'), file, scenarioFamily);
+    const family = parseYaml(await readFile(path, 'utf8'), file, scenarioFamily, { textFields: FAMILY_TEXT_FIELDS });
     const expected = `${family.id}.family.yaml`;
     if (!file.endsWith(`/${expected}`) && file !== expected) throw new Error(`${file}:1 id: "${family.id}" must match the file name (${expected})`);
     loaded.push({ family, file });
@@ -238,6 +242,12 @@ export function composeLibrary(loaded: readonly LoadedFamily[], options: Compose
       if (!valid.success) {
         const issue = valid.error.issues[0]!;
         problems.push(`family ${family.id} × ${renderer.attack}: the composed case is refused at ${issue.path.join('.')}: ${issue.message}`);
+        continue;
+      }
+      // The renderer's text must read as one voice wrote it (a clause joined to a lower-case fragment did not).
+      const spliced = splicedTexts(valid.data);
+      if (spliced.length > 0) {
+        for (const s of spliced) problems.push(`family ${family.id} × ${renderer.attack}: ${s.path.map(String).join('.')}: ${s.message}`);
         continue;
       }
       const suite = suiteOf(family);
