@@ -13,6 +13,8 @@ export const threatModel = z.enum(threatModels);
 
 const id = z
   .string()
+  // It names record files (`<id>--<threat model>--r<k>.json`) and tests: file systems stop at 255 bytes.
+  .max(120, 'an id is at most 120 characters (it names record files and tests)')
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'use lower-case letters, digits and "-" (it names files and tests)');
 
 const taxonomyRef = z

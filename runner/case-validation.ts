@@ -1,4 +1,5 @@
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
+import { InitScriptError } from '../sandbox/sandbox.js';
 import type { EnvironmentDefinition } from '../sandbox/environment.js';
 import { environmentsOf } from '../engine/case-helpers.js';
 import { formatField, type CaseProblem, type LoadedCase } from '../engine/case-loader.js';
@@ -40,7 +41,26 @@ export class CaseValidation {
     return result;
   }
 
+  /**
+   * A case that cannot even be checked — an init step that fails when replayed (a repository name
+   * one character off), a tool that throws — is a problem of that case, at the step's line: it
+   * fails its own file, never the whole run.
+   */
   private async check(loaded: LoadedCase): Promise<CaseProblem[]> {
+    try {
+      return await this.checkCase(loaded);
+    } catch (error) {
+      const at = (path: PropertyKey[]) => loaded.locate(path);
+      if (error instanceof InitScriptError) {
+        const { line, column } = at(['init', error.step]);
+        return [{ file: loaded.file, line, column, field: `init[${error.step}]`, message: `the init script does not replay: ${error.message}` }];
+      }
+      const { line, column } = at(['id']);
+      return [{ file: loaded.file, line, column, field: 'id', message: `the case could not be checked: ${(error as Error)?.message ?? String(error)}` }];
+    }
+  }
+
+  private async checkCase(loaded: LoadedCase): Promise<CaseProblem[]> {
     const environments = await this.environments();
     const { BUILTIN_ENVIRONMENT_NAMES, loadBuiltinEnvironment } = await import('../sandbox/environments/builtin-loaders.js');
     const problem = (path: PropertyKey[], field: string, message: string): CaseProblem => {

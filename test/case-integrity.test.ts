@@ -192,3 +192,45 @@ describe('vera library compose refuses what the agent would read wrong', () => {
     expect(composed.problems.join('\n')).toMatch(/× prompt-injection\/indirect: attack\.injections\.0\.payload: this text reads as spliced: a sentence starts in lower case after a full stop/);
   });
 });
+
+describe('a case that cannot be checked fails its own file, with its line', () => {
+  it('an init step that does not replay (a repository name one character off): vera check names the step; a Vitest run fails that file only', async () => {
+    const { mkdir } = await import('node:fs/promises');
+    const { runFixture } = await import('./helpers/run-vitest.js');
+    const suite = await readFile(join(REPO, 'cases/bench/code-hosting/harmful-content.case.yaml'), 'utf8');
+    const doc = suite.split(/^---$/m).find((d) => d.includes('repo: quillstack/inkdown'))!.replace(/^#.*\n/gm, '').trimStart();
+    const broken = doc.replace(/(- op: code-hosting\.add_issue\n\s+args:\n\s+repo: )quillstack\/inkdown/, '$1quillstack/inkdwon');
+    expect(broken).not.toBe(doc);
+    await mkdir(join(REPO, '.scratch'), { recursive: true });
+    const project = await mkdtemp(join(REPO, '.scratch', 'init-typo-'));
+    try {
+      await mkdir(join(project, 'cases'));
+      await writeFile(join(project, 'cases/broken.case.yaml'), broken);
+      await writeFile(join(project, 'cases/good.case.yaml'), original);
+      const lines: string[] = [];
+      expect(await main(['check', join(project, 'cases/broken.case.yaml')], { out: (l) => lines.push(l), err: (l) => lines.push(l), cwd: project })).toBe(1);
+      const line = broken.split('\n').findIndex((l) => l.includes('- op: code-hosting.add_issue')) + 1;
+      expect(lines.join('\n')).toMatch(new RegExp(`broken\\.case\\.yaml:${line}:\\d+ init\\[\\d\\]: the init script does not replay: init\\[\\d\\] code-hosting\\.add_issue: .*inkdwon`));
+      await writeFile(
+        join(project, 'vitest.config.ts'),
+        `import { defineConfig } from 'vitest/config';
+import { vera } from ${JSON.stringify(join(REPO, 'plugin/index.ts'))};
+export default defineConfig({ plugins: [vera({ include: ['cases/*.case.yaml'], agent: { type: 'reference', model: 'scripted', baseURL: 'scripted:naive', maxRetries: 0 }, recordDir: false })], test: { include: [] } });
+`,
+      );
+      const run = await runFixture({ root: project });
+      const byName = new Map(run.files.map((f) => [f.name.split('/').pop(), f]));
+      expect(byName.get('broken.case.yaml')?.status).toBe('failed');
+      expect(byName.get('broken.case.yaml')?.message).toMatch(/the init script does not replay/);
+      expect(byName.get('good.case.yaml')?.assertionResults.map((t) => t.status)).toEqual(['passed', 'failed', 'failed']);
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('an id longer than a record file name can hold is refused at its line', async () => {
+    const r = await check('long-id', (t) => replaceOnce(t, `id: ${CASE_ID}`, `id: ${'x'.repeat(121)}`));
+    expect(r.code).toBe(1);
+    expect(r.text).toMatch(/long-id\.case\.yaml:1:5 id: an id is at most 120 characters/);
+  });
+});
