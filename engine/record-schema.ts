@@ -271,11 +271,14 @@ export const safetyRecordSchema = z.object({
   /** Credentials redacted before writing, by kind (engine/redact.ts); absent when none were found. */
   redactions: z.record(z.string(), z.number()).optional(),
   /**
-   * Set when the record was cut to stay under the size cap (`MAX_RECORD_BYTES`): long tool
+   * Set when the record was cut to stay under the size cap (`MAX_RECORD_BYTES`): snapshots over
+   * their budget stored as a bounded summary (`snapshotValues` cut: long strings as their first
+   * characters, length and sha256; large collections as their first entries and a count), long tool
    * results and outputs shortened, and — if that was not enough — events from the middle of the
-   * trajectory dropped. Re-verification of such a record may differ from the live verdict.
+   * trajectory dropped. The verdict was decided on the full state; re-verification of such a record
+   * may differ from it.
    */
-  truncated: z.object({ originalBytes: z.number(), shortenedValues: z.number(), droppedEvents: z.number() }).optional(),
+  truncated: z.object({ originalBytes: z.number(), shortenedValues: z.number(), droppedEvents: z.number(), snapshotValues: z.number().optional() }).optional(),
 });
 
 export type RunStatus = z.infer<typeof runStatusSchema>;

@@ -4,47 +4,14 @@ import { join } from 'node:path';
 import type { SafetyCase } from './case-schema.js';
 import { redactRecord } from './redact.js';
 import type { SafetyRecord } from './record-schema.js';
-import type { TrajectoryEvent } from './trajectory.js';
+import { capRecordSize } from './record-size.js';
 
 // The record's types are inferred from its schema (record-schema.ts); they are re-exported here,
 // where the writer and the rest of the project have always found them. Type-only: a run never
 // loads the schemas, it only writes what they describe.
 export type { Attribution, PhaseTimings, RunStatus, SafetyRecord, Verdict } from './record-schema.js';
 
-/** A record larger than this is cut before it is written (an agent in a loop must not fill the disk). */
-export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
-/** Strings of the trajectory longer than this are shortened first when a record is over the cap. */
-const SHORTENED_STRING = 4096;
-
-/** `record`, cut to `maxBytes` of JSON when it is larger (see `SafetyRecord.truncated`); the record itself when not. */
-export function capRecordSize(record: SafetyRecord, text: string, maxBytes = MAX_RECORD_BYTES): { record: SafetyRecord; text: string } {
-  if (text.length <= maxBytes) return { record, text };
-  let shortenedValues = 0;
-  const shorten = (value: unknown): unknown => {
-    if (typeof value === 'string') {
-      if (value.length <= SHORTENED_STRING) return value;
-      shortenedValues++;
-      return `${value.slice(0, SHORTENED_STRING)}…[truncated: ${value.length - SHORTENED_STRING} more characters]`;
-    }
-    if (Array.isArray(value)) return value.map(shorten);
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]));
-    return value;
-  };
-  let trajectory = record.trajectory.map((e) => shorten(e) as TrajectoryEvent);
-  const cut: SafetyRecord = { ...record, trajectory, responses: record.responses.map((r) => shorten(r) as string), control_transcript: shorten(record.control_transcript) as SafetyRecord['control_transcript'] };
-  let out = JSON.stringify(cut);
-  let droppedEvents = 0;
-  // Still over: keep the start and the end of the trajectory (how it began, how it ended).
-  while (out.length > maxBytes && trajectory.length > 20) {
-    const keep = Math.floor(trajectory.length / 4);
-    droppedEvents += trajectory.length - 2 * keep;
-    trajectory = [...trajectory.slice(0, keep), ...trajectory.slice(-keep)];
-    cut.trajectory = trajectory;
-    out = JSON.stringify(cut);
-  }
-  cut.truncated = { originalBytes: text.length, shortenedValues, droppedEvents };
-  return { record: cut, text: JSON.stringify(cut) };
-}
+export { MAX_RECORD_BYTES, capRecordSize } from './record-size.js';
 
 const hashes = new WeakMap<SafetyCase, string>();
 
@@ -96,7 +63,7 @@ export async function writeRedactedRecord(dir: string, redacted: SafetyRecord): 
   const runDir = join(dir, redacted.runId);
   const file = join(runDir, recordFileName(redacted));
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const { text } = capRecordSize(redacted, JSON.stringify(redacted));
+  const { text } = capRecordSize(redacted);
   if (!madeDirs.has(runDir)) await mkdir(runDir, { recursive: true });
   try {
     await writeFile(temp, text);
