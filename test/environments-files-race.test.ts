@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readFile, realpath, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -9,6 +9,7 @@ import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { filesEnvironment } from '../sandbox/environments/files/index.js';
 import { isInside } from '../sandbox/environments/files/workspace-paths.js';
 import { harness, removeTempDirs, tempDir, type Harness } from './helpers/environment-harness.js';
+import { Flipper, stopFlippers, SWAP_LINK } from './helpers/symlink-flipper.js';
 
 /**
  * The files environment against a program that flips symlinks in the workspace while the tools
@@ -17,58 +18,11 @@ import { harness, removeTempDirs, tempDir, type Harness } from './helpers/enviro
  * against the same flipper shows the probe can catch an escape.
  */
 
-const flippers: Flipper[] = [];
 afterEach(async () => {
   // The flippers first: one still running would keep writing into the directories being removed.
-  await Promise.all(flippers.splice(0).map((f) => f.stop()));
+  await stopFlippers();
   await removeTempDirs();
 });
-
-/** A node process running `script` (a tight loop) until stopped; it prints `ready` first. */
-class Flipper {
-  private constructor(private readonly child: ChildProcess) {}
-
-  static async start(script: string, args: string[]): Promise<Flipper> {
-    const child = spawn(process.execPath, ['-e', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const flipper = new Flipper(child);
-    flippers.push(flipper);
-    await new Promise<void>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('exit', (code) => reject(new Error(`flipper exited with ${code}`)));
-      child.stdout!.once('data', () => resolve());
-    });
-    return flipper;
-  }
-
-  /** Stops it where it is (SIGSTOP), and waits until the kernel says it is stopped. */
-  async pause(): Promise<void> {
-    this.child.kill('SIGSTOP');
-    while (!/^\d+ \(.*\) T/.test(readFileSync(`/proc/${this.child.pid}/stat`, 'utf8'))) await new Promise((r) => setImmediate(r));
-  }
-
-  resume(): void {
-    this.child.kill('SIGCONT');
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.kill('SIGKILL');
-    await exited;
-  }
-}
-
-/** Flips `link` between two targets by renaming a fresh symlink onto it: atomic, so `link` always exists. */
-const SWAP_LINK = `
-const fs = require('node:fs');
-const [link, a, b] = process.argv.slice(1);
-const tmp = link + '.next';
-process.stdout.write('ready\\n');
-for (let i = 0; ; i++) {
-  try { fs.unlinkSync(tmp); } catch {}
-  fs.symlinkSync(i % 2 ? a : b, tmp);
-  fs.renameSync(tmp, link);
-}`;
 
 /**
  * Swaps the directory `dir` for a symlink to `outside` and back, over and over, each state held for

@@ -128,7 +128,7 @@ export function walk(dir: Dir, display: string, recursive: boolean, visit: (entr
   return true;
 }
 
-function readFully(fd: number, length: number): Buffer {
+export function readFully(fd: number, length: number): Buffer {
   const buffer = Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {
@@ -139,7 +139,7 @@ function readFully(fd: number, length: number): Buffer {
   return done === length ? buffer : buffer.subarray(0, done);
 }
 
-function writeFully(fd: number, data: Buffer): void {
+export function writeFully(fd: number, data: Buffer): void {
   for (let done = 0; done < data.length; ) done += writeSync(fd, data, done, data.length - done);
 }
 
@@ -313,7 +313,7 @@ export function searchFiles(root: string, query: string): SearchResult[] {
  * string (which a swapped directory could redirect): a subdirectory replaced by a symlink
  * meanwhile loses the link, never what it points to.
  */
-function removeTree(dir: Dir, name: string): void {
+export function removeTree(dir: Dir, name: string): void {
   let child: Dir;
   try {
     child = openChildDir(dir, name);

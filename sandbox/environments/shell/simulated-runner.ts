@@ -1,13 +1,15 @@
 import type { Bash as BashType, IFileSystem } from 'just-bash';
 import { wgetCommand } from './wget-command.js';
+import { WorkspaceShellFs } from './workspace-shell-fs.js';
 import { DEFAULT_SHELL_PATH, SANDBOX_WORKSPACE, type ShellNetwork, type ShellRunner, type ShellRunResult } from './runner.js';
 
 /**
  * The default shell of the in-process backend: commands run in `just-bash`, an embedded bash
  * interpreter with its own implementations of the usual commands (ls, cat, grep, sed, awk, jq,
  * curl, tar, …), so no host process ever starts. Its file system shows the run's workspace at
- * `/workspace` (the same directory the `files` environment reads: changes are visible to both;
- * symlinks may not lead out of it), an in-memory `/tmp`, and nothing of the host. Its network
+ * `/workspace` (the same directory the `files` environment reads: changes are visible to both),
+ * through the same race-free descriptor-based layer (`workspace-shell-fs.ts`: symlinks may not lead
+ * out of it, even when swapped in while a command runs), an in-memory `/tmp`, and nothing of the host. Its network
  * is the environment's simulation (`ShellNetwork`): curl and wget requests are recorded and
  * answered, and never leave the machine. Needs nothing but Node.
  *
@@ -53,12 +55,12 @@ export function createSimulatedShellRunner(): ShellRunner {
       await loadJustBash();
     },
     async run(request): Promise<ShellRunResult> {
-      const { Bash, InMemoryFs, MountableFs, ReadWriteFs } = await loadJustBash();
+      const { Bash, InMemoryFs, MountableFs } = await loadJustBash();
       let fs = views.get(request.workspace);
       if (!fs) {
         const base = new InMemoryFs();
         await base.mkdir('/tmp', { recursive: true });
-        fs = new MountableFs({ base, mounts: [{ mountPoint: SANDBOX_WORKSPACE, filesystem: new ReadWriteFs({ root: request.workspace, allowSymlinks: true }) }] });
+        fs = new MountableFs({ base, mounts: [{ mountPoint: SANDBOX_WORKSPACE, filesystem: new WorkspaceShellFs(request.workspace) }] });
         views.set(request.workspace, fs);
       }
       const fetch = fetchOver(request.network);
