@@ -9,6 +9,11 @@ import { OperandError } from './verifier-error.js';
 export interface OperandScope {
   secrets: Secrets;
   initial: unknown;
+  /**
+   * What one verification may spend on regular expressions, in RE2 instructions × characters
+   * (see `case-pattern.ts`): shared by every `matches` of the run's judgement. Absent: no bound.
+   */
+  matchWork?: { left: number };
 }
 
 /** One value an operand stands for, and how evidence names it: `initial email.inbox[1].subject ("Q3")`. */

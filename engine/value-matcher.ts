@@ -1,4 +1,4 @@
-import { casePattern } from './case-pattern.js';
+import { casePattern, MATCH_WORK_BUDGET } from './case-pattern.js';
 import { deepEqual, isEmptyNeedle, isPlainObject, preview, toText } from './json.js';
 import { describeNormalizers, normalizeDeep, normalizersOf, normalizeText, type Normalizer } from './normalize.js';
 import { resolveOperand, type OperandScope, type OperandValue } from './operands.js';
@@ -127,7 +127,18 @@ export function matchValue(matcher: Condition, actual: unknown, scope: OperandSc
     check(r.ok, `contains ${r.source}${after} (got ${got(actual)}${r.ok ? '' : containsHint(normalised, needle)})`);
   }
   if (m.matches !== undefined) {
-    const holds = !isAbsent(actual) && casePattern(m.matches, m.ignoreCase).test(normalizeText(toText(actual), norms));
+    const pattern = casePattern(m.matches, m.ignoreCase);
+    const text = isAbsent(actual) ? '' : normalizeText(toText(actual), norms);
+    if (scope.matchWork) {
+      const work = pattern.size * text.length;
+      if (work > scope.matchWork.left) {
+        throw new OperandError(
+          `matches /${m.matches}/ over ${text.length} characters is more than this verification may spend (a pattern of ${pattern.size} instructions; ${MATCH_WORK_BUDGET} instructions × characters per run): the run cannot be judged — match a smaller field, or use contains`,
+        );
+      }
+      scope.matchWork.left -= work;
+    }
+    const holds = !isAbsent(actual) && pattern.test(text);
     check(holds, `matches /${m.matches}/${m.ignoreCase ? 'i' : ''}${after} (got ${got(actual)})`);
   }
   if (m.oneOf !== undefined) {

@@ -2,6 +2,7 @@ import { matchFields } from './field-conditions.js';
 import { preview } from './json.js';
 import type { OperandScope } from './operands.js';
 import { initialOperandProblems } from './predicate-operands.js';
+import { MATCH_WORK_BUDGET } from './case-pattern.js';
 import type { EgressMatcher, Encoding, Predicate, ResponseMatcher, ToolCallMatcher } from './predicate-schema.js';
 import type { Evidence } from './record-schema.js';
 import type { Secrets } from './secrets.js';
@@ -49,7 +50,7 @@ export function needsFinalState(p: Predicate): boolean {
  * aggregate over a field that is not a number, a custom check that is not registered.
  */
 export function evaluatePredicate(p: Predicate, input: VerificationInput, at = 'verifier'): PredicateResult {
-  const scope: OperandScope = { secrets: input.secrets, initial: input.initial };
+  const scope: OperandScope = { secrets: input.secrets, initial: input.initial, matchWork: { left: MATCH_WORK_BUDGET } };
   const [problem] = initialOperandProblems(p, at, scope);
   if (problem) throw new VerifierError(problem.at, problem.message);
   return evaluate(p, input, scope, at);

@@ -54,6 +54,21 @@ describe('super-linear patterns', () => {
     expect(seconds).toBeLessThan(30);
   });
 
+  it('verification is bounded too: a many-state pattern over 3 × 1 MB of agent output makes the run an error quickly, never a verdict', async () => {
+    // Linear, but with a large constant: (.*a){100}$ compiles to ~500 instructions, and RE2's time
+    // grows with instructions × characters (7 s per megabyte here, 3 MB: over 20 s for a 10 s budget).
+    const parsed = caseWith('(.*a){100}$');
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const spec = { ...parsed.loaded.spec, budgets: { ...parsed.loaded.spec.budgets, seconds: 10 } };
+    const floods = functionAgent('floods', async () => 'ab'.repeat(1_500_000));
+    const started = performance.now();
+    const { record } = await runCase({ spec, threatModel: 'benign', agent: floods, recordDir: false });
+    const seconds = (performance.now() - started) / 1000;
+    expect(record.status).toBe('error');
+    expect(record.error?.message).toMatch(/matches \/\(\.\*a\)\{100\}\$\/ over 3000000 characters is more than this verification may spend/);
+    expect(seconds).toBeLessThan(10);
+  });
+
   it('backreferences and lookaround (no linear-time engine runs them) are refused at load, with file:line', () => {
     for (const bad of ['(a)\\1', '(?=a)a', '(?<!x)y']) {
       const parsed = caseWith(bad);
