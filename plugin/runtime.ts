@@ -2,7 +2,7 @@ import type { Test } from '@vitest/runner';
 import { inject, test, TestRunner, type TestContext } from 'vitest';
 import type { ThreatModel } from '../engine/case-schema.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { finalizeRecord, runCase } from '../runner/run-case.js';
+import { runCase } from '../runner/run-case.js';
 import { judge, planTests, recordDirOf, runtimeConfig, type CaseModuleData } from './case-tests.js';
 import { PLAN_KEY, type RunPlan } from './run-plan.js';
 import type { TestPlan } from './test-plan.js';
@@ -44,7 +44,11 @@ function runKey(file: string, testName: string): string {
   return `${file}\u0000${testName}`;
 }
 
-/** One case run, as the scheduler starts it (without writing its record). */
+/**
+ * One case run, as the scheduler starts it: its record is written the moment the run finishes, so
+ * an interrupted test run (Ctrl-C while a later test waits) keeps the record of every run that
+ * finished — not only of those whose test had already taken it.
+ */
 function startRun(config: VeraRuntimeConfig, spec: SafetyCase, file: string, plan: Pick<TestPlan, 'threatModel' | 'repeat' | 'seed'>): StartRun {
   return async (signal) =>
     runCase({
@@ -59,7 +63,7 @@ function startRun(config: VeraRuntimeConfig, spec: SafetyCase, file: string, pla
       backend: await resolveBackend(config),
       adversary: await resolveAdversary(config.options.adversary),
       user: await resolveUser(config.options.user),
-      recordDir: false,
+      recordDir: recordDirOf(config),
       ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
       ...(config.scriptedModels ? { scriptedModels: config.scriptedModels } : {}),
       counterfactual: config.counterfactual === true,
@@ -79,7 +83,6 @@ function adoptPlan(runs: RunScheduler, config: VeraRuntimeConfig): void {
 /** Tests whose runs the worker's scheduler starts ahead; the body awaits the run and judges it. */
 function defineScheduledTests(data: CaseModuleData, config: VeraRuntimeConfig) {
   const { spec } = data;
-  const recordDir = recordDirOf(config);
   scheduler ??= new RunScheduler(config.options.concurrency);
   adoptPlan(scheduler, config);
   const runs = scheduler;
@@ -91,11 +94,8 @@ function defineScheduledTests(data: CaseModuleData, config: VeraRuntimeConfig) {
     }
   };
   define.execute = async ({ task, annotate, skip, signal }: ScheduledContext): Promise<void> => {
-    const taken = await runs.take(task as Test, signal);
-    // The record is written when its test takes it: a run started ahead for a test that never
-    // ran (a filter Vitest applied and the plan did not know) leaves no record behind. Every
-    // output shows the redacted record.
-    const { record, recordFile } = await finalizeRecord(taken.record, { recordDir, spec });
+    // The record was redacted and written when the run finished (startRun): every output shows it.
+    const { record, recordFile } = await runs.take(task as Test, signal);
     task.meta.vera = testMeta(spec, record.threatModel, data.file, record, recordFile);
     await judge(record, { annotate, skip }, data, config);
   };

@@ -12,7 +12,7 @@ import { AsrReporter } from '../reporters/asr-reporter.js';
 import { PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, type VeraRuntimeConfig } from './options.js';
 import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy.js';
 import { RunPlanner } from './run-planner.js';
-import { installMainProcessCleanup } from '../sandbox/backends/scratch-dirs.js';
+import { installMainProcessCleanup, sweepStaleRecordTemps } from '../sandbox/backends/scratch-dirs.js';
 import { workspaceRoot } from '../sandbox/backends/in-process-backend.js';
 import { CaseValidation } from '../runner/case-validation.js';
 import { parseCaseFileCached } from './parse-cache.js';
@@ -182,8 +182,10 @@ export function vera(userOptions: VeraOptions): Plugin {
       const config = project.config;
       userModules = userModulePaths(options, config.root, resolve);
       root = config.root;
-      // Nothing an interrupted run made on the host outlives it (sandbox/backends/scratch-dirs.ts).
+      // Nothing an interrupted run made on the host outlives it (sandbox/backends/scratch-dirs.ts),
+      // and no half-written record of a killed run is left beside the complete ones.
       installMainProcessCleanup(workspaceRoot());
+      if (options.recordDir !== false) sweepStaleRecordTemps(resolve(config.root, options.recordDir));
       // A project that runs only cases (its own include was empty) is tuned for them: every case
       // file in one non-isolated worker, so one scheduler sees all runs and keeps `concurrency`
       // of them in flight across files. Projects that also hold unit tests are left as they are.

@@ -171,6 +171,21 @@ describe('simulated shell (the default runner)', () => {
     expect(big).toMatchObject({ exitCode: 0, truncated: true, stderr: 'done\n', note: `output cut at ${MAX_COMMAND_OUTPUT_BYTES} bytes per stream` });
   });
 
+  it('a command may not take hundreds of megabytes: printf of 50 MB, or 200 MB appended to /tmp, is refused with the limit', async () => {
+    const h = await harness(shellEnvironment);
+    const started = performance.now();
+    const wide = await run(h, 'printf "%52428800s" x');
+    expect(wide.exitCode).not.toBe(0);
+    expect(wide.stderr).toMatch(/limit exceeded \(16777216 bytes\)/);
+    const appended = await run(h, 'for i in $(seq 1 200); do printf "%1048576s" x >> /tmp/big; done; wc -c /tmp/big');
+    expect(appended.exitCode).not.toBe(0);
+    expect(appended.stderr).toMatch(/output size exceeded \(>16777216 bytes\)/);
+    // Refused at the limit, not after building the whole text (it took 6 s and ~180 MB before).
+    expect(performance.now() - started).toBeLessThan(5000);
+    // What stays under the limit still works.
+    expect(await run(h, 'printf "%1048576s" x | wc -c')).toMatchObject({ exitCode: 0, stdout: '1048576\n' });
+  });
+
   it('a runner given to createShellEnvironment forgets each workspace when its run ends', async () => {
     const runner = createSimulatedShellRunner();
     const env = createShellEnvironment({ runner });

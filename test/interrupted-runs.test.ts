@@ -119,3 +119,57 @@ describe('interrupted runs leave no workspace behind', () => {
     await rm(mine, { recursive: true });
   }, 120_000);
 });
+
+describe('interrupted runs lose no finished record', () => {
+  it('SIGINT while a test waits: every run that already finished has its record, even if its test had not taken it yet', async () => {
+    const dir = await mkdtemp(join(REPO, '.scratch', 'interrupt-records-'));
+    const records = join(dir, 'records');
+    try {
+      await mkdir(join(dir, 'cases'));
+      // a-hold.case.yaml runs first and hangs; b-quick's runs finish at once, ahead of their tests.
+      // (Vitest runs larger files first: a-hold is padded so that it is the one that holds the worker.)
+      await writeFile(join(dir, 'cases', 'a-hold.case.yaml'), `${CASE('a-hold')}${'# padding\n'.repeat(400)}`);
+      await writeFile(join(dir, 'cases', 'b-quick.case.yaml'), CASE('b-quick').replace('task: Please look at my notes in /notes.txt.', 'task: Please look at my notes in /notes.txt, quickly.'));
+      await writeFile(
+        join(dir, 'agent.ts'),
+        `import { functionAgent } from ${JSON.stringify(join(REPO, 'adapters/function-adapter.ts'))};
+export default functionAgent('holds-one', async (message, tools) => {
+  await tools.call('read_file', { path: '/notes.txt' });
+  if (message.includes('quickly')) return 'Your notes say: keep me.';
+  return new Promise(() => {});
+});
+`,
+      );
+      await writeFile(join(dir, 'vitest.config.ts'), CONFIG.replace('recordDir: false', `recordDir: ${JSON.stringify(records)}`));
+      const child = spawn(process.execPath, [VITEST, 'run', '--root', dir], { cwd: dir, env: { ...process.env, VERA_WORKSPACE_DIR: workspaces, NO_COLOR: '1', CI: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      const quick = async () => (await readdir(records, { recursive: true }).catch(() => [] as string[])).filter((n) => String(n).includes('b-quick--') && String(n).endsWith('.json'));
+      for (let i = 0; i < 400 && (await quick()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await quick(), output).toHaveLength(2);
+      child.kill('SIGINT');
+      await exited(child);
+      expect((await quick()).map((n) => String(n).split('/').pop()).sort()).toEqual(['b-quick--benign.json', 'b-quick--indirect.json']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('half-written records of a killed process are swept, complete ones and live writers are left', async () => {
+    const { sweepStaleRecordTemps } = await import('../sandbox/backends/scratch-dirs.js');
+    const dir = await mkdtemp(join(REPO, '.scratch', 'record-temps-'));
+    try {
+      const dead = spawn(process.execPath, ['-e', '']);
+      await exited(dead);
+      await mkdir(join(dir, 'run-1'));
+      await writeFile(join(dir, 'run-1', 'c--benign.json'), '{}');
+      await writeFile(join(dir, 'run-1', `c--indirect.json.${dead.pid}.ab12cd34.tmp`), '{"half":');
+      await writeFile(join(dir, 'run-1', `c--multi-channel.json.${process.pid}.ab12cd34.tmp`), '{"writing":');
+      expect(sweepStaleRecordTemps(dir).map((f) => f.split('/').pop())).toEqual([`c--indirect.json.${dead.pid}.ab12cd34.tmp`]);
+      expect((await readdir(join(dir, 'run-1'))).sort()).toEqual(['c--benign.json', `c--multi-channel.json.${process.pid}.ab12cd34.tmp`]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -93,6 +93,36 @@ export function sweepStaleScratch(roots: readonly string[]): string[] {
   return stale;
 }
 
+/**
+ * Removes the half-written record files (`<record>.json.<pid>.<hex>.tmp`: a process killed between
+ * writing the temp file and renaming it, SIGKILL or SIGINT at the wrong moment) in the run
+ * directories under `recordDir` whose writer is gone; returns them. A record itself is never
+ * touched: each is complete or absent.
+ */
+export function sweepStaleRecordTemps(recordDir: string): string[] {
+  const stale: string[] = [];
+  let runs: string[];
+  try {
+    runs = readdirSync(recordDir);
+  } catch {
+    return stale;
+  }
+  for (const run of runs) {
+    let names: string[];
+    try {
+      names = readdirSync(join(recordDir, run));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const m = /\.json\.(\d+)\.[0-9a-f]+\.tmp$/.exec(name);
+      if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) stale.push(join(recordDir, run, name));
+    }
+  }
+  for (const file of stale) rmSync(file, { force: true });
+  return stale;
+}
+
 /** Removes every scratch directory of process `pid` under `roots` (for the main process of worker threads). */
 export function removeScratchOf(pid: number, roots: readonly string[]): void {
   for (const dir of [...new Set(roots)].flatMap((root) => scratchIn(root, (p) => p === pid))) rmSync(dir, { recursive: true, force: true });

@@ -27,6 +27,16 @@ function loadJustBash(): Promise<JustBash> {
 
 const encoder = new TextEncoder();
 
+/** What one simulated command may hold in memory (just-bash's defaults are hundreds of MiB each). */
+export const SHELL_MEMORY_LIMITS = {
+  maxOutputSize: 16 * 1024 * 1024,
+  maxStringLength: 16 * 1024 * 1024,
+  maxHeredocSize: 4 * 1024 * 1024,
+  maxLiveBytes: 64 * 1024 * 1024,
+  maxInputBytes: 64 * 1024 * 1024,
+  maxFileSystemBytes: 64 * 1024 * 1024,
+} as const;
+
 function capText(text: string, maxBytes: number): { text: string; dropped: number } {
   const bytes = Buffer.byteLength(text);
   if (bytes <= maxBytes) return { text, dropped: 0 };
@@ -70,8 +80,10 @@ export function createSimulatedShellRunner(): ShellRunner {
         env: { PATH: DEFAULT_SHELL_PATH, HOME: SANDBOX_WORKSPACE, LANG: 'C.UTF-8', TMPDIR: '/tmp', USER: 'user' },
         fetch,
         customCommands: [wgetCommand(fetch)],
-        // just-bash's own limit is a backstop behind the abort below, which marks the timeout.
-        executionLimits: { maxExecutionTimeMs: request.timeoutMs + 5_000 },
+        // just-bash's own time limit is a backstop behind the abort below, which marks the timeout.
+        // The memory a command may take is bounded too: its output is cut to maxOutputBytes anyway,
+        // and a `printf "%52428800s"` must not cost the test process hundreds of megabytes.
+        executionLimits: { maxExecutionTimeMs: request.timeoutMs + 5_000, ...SHELL_MEMORY_LIMITS },
       });
       const controller = new AbortController();
       let timedOut = false;
