@@ -164,6 +164,21 @@ export const veraOptions = z.strictObject({
    * recorded. In-process backend only.
    */
   egress: z.strictObject({ allow: z.array(z.string().min(1)).default([]) }).default({ allow: [] }),
+  /**
+   * What each confined program — a CLI agent, a bubblewrap shell command — and everything it
+   * starts may use: processes at once (default 512), memory in MiB (4096), CPU seconds per process
+   * (900), largest file in MiB (1024). The process count and memory are enforced through a cgroup
+   * (root, or delegated cgroup v2); CPU time and file size everywhere. In-process backend only
+   * (the container has its own pids limit).
+   */
+  limits: z
+    .strictObject({
+      processes: z.int().positive().optional(),
+      memoryMB: z.int().positive().optional(),
+      cpuSeconds: z.int().positive().optional(),
+      fileSizeMB: z.int().positive().optional(),
+    })
+    .default({}),
   /** Options of the container sandbox (used when `sandbox` is `container`). */
   container: z
     .strictObject({

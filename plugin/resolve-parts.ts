@@ -165,8 +165,8 @@ export async function resolveUser(spec: UserSpec): Promise<ControlAgent> {
 
 let backend: { key: unknown[]; backend: Promise<SandboxBackend> } | undefined;
 export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBackend> {
-  // Keyed by the environment modules' namespaces (watch mode re-imports a changed one) and the egress allow-list.
-  const key = [...config.options.environments.map((path) => providedModule(modulePath(path, config.root))), ...config.options.egress.allow];
+  // Keyed by the environment modules' namespaces (watch mode re-imports a changed one) the egress allow-list and the limits.
+  const key = [...config.options.environments.map((path) => providedModule(modulePath(path, config.root))), ...config.options.egress.allow, JSON.stringify(config.options.limits)];
   if (backend && backend.key.length === key.length && backend.key.every((k, i) => k === key[i])) return backend.backend;
   const started = (async () => {
     if (config.options.sandbox === 'container') {
@@ -189,9 +189,9 @@ export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBacken
     const environments = await loadEnvironments(config.options.environments, config.root);
     if (config.options.shell === 'bubblewrap' && !environments.shell) {
       const { createBubblewrapRunner, createShellEnvironment } = await import('../sandbox/environments/shell/index.js');
-      environments.shell = createShellEnvironment({ runner: createBubblewrapRunner() });
+      environments.shell = createShellEnvironment({ runner: createBubblewrapRunner({ limits: config.options.limits }) });
     }
-    return new InProcessBackend({ environments, programs: config.options.unconfined ? 'unconfined' : 'bubblewrap', egressAllow: config.options.egress.allow });
+    return new InProcessBackend({ environments, programs: config.options.unconfined ? 'unconfined' : 'bubblewrap', egressAllow: config.options.egress.allow, limits: config.options.limits });
   })();
   backend = { key, backend: started };
   return started;

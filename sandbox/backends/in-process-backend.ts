@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { DEFAULT_RESOURCE_LIMITS, type ResourceLimits } from '../confinement/resource-limits.js';
 import { accessSync, constants, mkdtempSync, realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -51,6 +52,13 @@ export interface InProcessBackendOptions {
    * host, or `*.example.com`); every other request is refused and recorded. Default none.
    */
   egressAllow?: string[];
+  /**
+   * What each program under test (and everything it starts) may use: processes at once, memory,
+   * CPU seconds per process, file size (`sandbox/confinement/resource-limits.ts`; defaults
+   * `DEFAULT_RESOURCE_LIMITS`). The process count and memory need a cgroup Vera can make (root, or
+   * delegated cgroup v2); CPU time and file size hold everywhere.
+   */
+  limits?: Partial<ResourceLimits>;
 }
 
 let defaultRoot: string | undefined;
@@ -116,6 +124,7 @@ export class InProcessBackend implements SandboxBackend {
         scratchParent: root,
         ...(this.options.bwrap ? { bwrap: this.options.bwrap } : {}),
         ...(this.options.egressAllow ? { egressAllow: this.options.egressAllow } : {}),
+        limits: { ...DEFAULT_RESOURCE_LIMITS, ...this.options.limits },
       }));
   }
 }

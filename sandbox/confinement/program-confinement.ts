@@ -8,6 +8,7 @@ import { bubblewrapProgramArgs, bubblewrapUnavailable } from './bubblewrap-progr
 import { EgressProxy, type NetworkAttempt } from './egress-proxy.js';
 import { LoopbackBridge, loopbackPort } from './loopback-bridge.js';
 import { programEnv } from './program-env.js';
+import { DEFAULT_RESOURCE_LIMITS, LimitGroup, type ResourceLimits } from './resource-limits.js';
 
 /**
  * How the in-process backend starts programs under test (CLI agents): `bubblewrap` (default)
@@ -52,6 +53,8 @@ export interface ProgramConfinementOptions {
   bwrap?: string;
   /** Destinations a confined program's requests may reach beyond the run's own (see `EgressProxyOptions.allow`). */
   egressAllow?: readonly string[];
+  /** What each program tree may use (`resource-limits.ts`); default `DEFAULT_RESOURCE_LIMITS`. */
+  limits?: ResourceLimits;
 }
 
 /** The port the recording egress proxy listens on inside a sandbox (a squid habit), unless the run uses it. */
@@ -69,6 +72,8 @@ export class ProgramConfinement {
   private readonly allowedPorts = new Set<number>();
   private onAttempt: ((attempt: NetworkAttempt) => void) | undefined;
   private usedMode: ConfinementUsed | undefined;
+  /** One limit group per program started; each is closed (what is left in it killed) when its program exits, and at dispose. */
+  private readonly groups = new Set<LimitGroup>();
 
   constructor(private readonly options: ProgramConfinementOptions) {
     this.mode = options.mode;
@@ -83,7 +88,9 @@ export class ProgramConfinement {
     const workspace = this.options.workspace();
     if (this.mode === 'unconfined') {
       this.usedMode = 'none';
-      return spawn(command, args, { cwd: options.cwd ?? workspace, env: programEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      // Its own cgroup (where one can be made): whatever it starts — setsid, double-forked — is
+      // found there and ended when it exits or the sandbox goes, not left running on the host.
+      return this.spawnLimited([command, ...args], { cwd: options.cwd ?? workspace, env: programEnv(options.env) });
     }
     const bwrap = this.options.bwrap ?? 'bwrap';
     const unavailable = bubblewrapUnavailable(bwrap);
@@ -116,7 +123,23 @@ export class ProgramConfinement {
       ports: [...new Set([...ports, proxy.port])],
       readOnly: options.readOnly ?? [],
     });
-    return spawn(bwrap, bwrapArgs, { cwd: '/', env: { ...programEnv(options.env), ...proxyEnv(proxy.port) }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    return this.spawnLimited([bwrap, ...bwrapArgs], { cwd: '/', env: { ...programEnv(options.env), ...proxyEnv(proxy.port) } });
+  }
+
+  /**
+   * Starts `argv` in a limit group of its own (`resource-limits.ts`), in its own process group;
+   * the limit group is closed — whatever is left in it killed — when the program exits, and at dispose.
+   */
+  private spawnLimited(argv: string[], options: { cwd: string; env: Record<string, string> }): ChildProcess {
+    const group = LimitGroup.create(this.options.limits ?? DEFAULT_RESOURCE_LIMITS);
+    this.groups.add(group);
+    const [bin, ...rest] = group.wrap(argv);
+    const child = spawn(bin!, rest, { ...options, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    child.once('exit', () => {
+      group.close();
+      this.groups.delete(group);
+    });
+    return child;
   }
 
   /** The sandbox's recording egress proxy, on a port inside that no allowed endpoint uses (moved if a later program's does). */
@@ -137,6 +160,8 @@ export class ProgramConfinement {
   }
 
   dispose(): void {
+    for (const group of this.groups) group.close();
+    this.groups.clear();
     this.proxy?.server.close();
     this.bridge?.close();
     if (this.scratchDir) {

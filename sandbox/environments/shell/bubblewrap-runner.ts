@@ -1,11 +1,14 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { DEFAULT_RESOURCE_LIMITS, LimitGroup, type ResourceLimits } from '../../confinement/resource-limits.js';
 import { runProcess } from './run-process.js';
 import { DEFAULT_SHELL_PATH, SANDBOX_WORKSPACE, ShellConfinementError, type ShellRunner, type ShellRunResult } from './runner.js';
 
 export interface BubblewrapRunnerOptions {
   /** Path or name of the bwrap binary (default `bwrap`, found on PATH). */
   bwrap?: string;
+  /** What each command (and everything it starts) may use; default `DEFAULT_RESOURCE_LIMITS`. */
+  limits?: Partial<ResourceLimits>;
 }
 
 /** Read-only system paths a shell needs; symlinked ones (merged /usr) are recreated as symlinks. */
@@ -94,8 +97,10 @@ export function createBubblewrapRunner(options: BubblewrapRunnerOptions = {}): S
     },
     async run(request) {
       await this.check();
+      // Each command in a limit group of its own: a fork bomb or an allocation loop fails the command, not the machine.
+      const group = LimitGroup.create({ ...DEFAULT_RESOURCE_LIMITS, ...options.limits });
       try {
-        return await runProcess([bwrap, ...bubblewrapArgs(request.workspace, request.command)], {
+        return await runProcess(group.wrap([bwrap, ...bubblewrapArgs(request.workspace, request.command)]), {
           cwd: '/',
           env,
           timeoutMs: request.timeoutMs,
@@ -104,6 +109,8 @@ export function createBubblewrapRunner(options: BubblewrapRunnerOptions = {}): S
         });
       } catch (error) {
         throw new ShellConfinementError(`bubblewrap (${bwrap}) failed: ${(error as Error).message}`);
+      } finally {
+        group.close();
       }
     },
   };
