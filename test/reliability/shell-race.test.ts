@@ -11,11 +11,11 @@
 import { lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBubblewrapRunner } from '../sandbox/environments/shell/bubblewrap-runner.js';
-import type { ShellRunner } from '../sandbox/environments/shell/runner.js';
-import { createSimulatedShellRunner } from '../sandbox/environments/shell/simulated-runner.js';
-import { removeTempDirs, tempDir } from './helpers/environment-harness.js';
-import { startExchange, stopFlippers } from './helpers/symlink-flipper.js';
+import { createBubblewrapRunner } from '../../sandbox/environments/shell/bubblewrap-runner.js';
+import type { ShellRunner } from '../../sandbox/environments/shell/runner.js';
+import { createSimulatedShellRunner } from '../../sandbox/environments/shell/simulated-runner.js';
+import { removeTempDirs, tempDir } from '../helpers/environment-harness.js';
+import { startExchange, stopFlippers } from '../helpers/symlink-flipper.js';
 
 const ATTEMPTS = 2000;
 

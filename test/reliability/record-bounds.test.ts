@@ -9,11 +9,11 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { functionAgent } from '../adapters/function-adapter.js';
-import { parseCaseSource } from '../engine/case-loader.js';
-import { MAX_RECORD_BYTES } from '../engine/record.js';
-import { parseRecord } from '../engine/record-reader.js';
-import { runCase } from '../runner/run-case.js';
+import { functionAgent } from '../../adapters/function-adapter.js';
+import { parseCaseSource } from '../../engine/case-loader.js';
+import { MAX_RECORD_BYTES } from '../../engine/record.js';
+import { parseRecord } from '../../engine/record-reader.js';
+import { runCase } from '../../runner/run-case.js';
 
 const spec = (() => {
   const parsed = parseCaseSource(

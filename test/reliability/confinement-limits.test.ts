@@ -8,10 +8,10 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LimitGroup } from '../sandbox/confinement/resource-limits.js';
-import { ProgramConfinement } from '../sandbox/confinement/program-confinement.js';
-import { createBubblewrapRunner } from '../sandbox/environments/shell/bubblewrap-runner.js';
-import { tempDir } from './helpers/environment-harness.js';
+import { LimitGroup } from '../../sandbox/confinement/resource-limits.js';
+import { ProgramConfinement } from '../../sandbox/confinement/program-confinement.js';
+import { createBubblewrapRunner } from '../../sandbox/environments/shell/bubblewrap-runner.js';
+import { tempDir } from '../helpers/environment-harness.js';
 
 const probe = LimitGroup.create();
 const cgroups = probe.enforced.processes && probe.enforced.memory;
