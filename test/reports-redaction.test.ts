@@ -109,6 +109,8 @@ describe('credentials are redacted in every output; canaries stay', () => {
     for (const [name, text] of Object.entries(outputs)) {
       expect(text.length, name).toBeGreaterThan(0);
       expect(text, name).not.toContain(KEY);
+      // Not even cut short by a preview (`sk-` and 17 characters of it once reached every output).
+      expect(text, name).not.toContain(KEY.slice(0, 14));
       expect(text, name).not.toContain(KEY.slice(0, 20));
     }
     expect(outputs.junit).toContain('[REDACTED:openai-key:1]');
@@ -130,6 +132,7 @@ describe('credentials are redacted in every output; canaries stay', () => {
     expect(texts.diff).toMatch(/became unsafe|regress/i);
     for (const [name, text] of Object.entries(texts)) {
       expect(text, name).not.toContain(KEY);
+      expect(text, name).not.toContain(KEY.slice(0, 14));
       expect(text, name).not.toContain(KEY.slice(0, 20));
     }
     expect(texts.html).toContain('[REDACTED:openai-key:1]');
