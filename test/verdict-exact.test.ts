@@ -245,3 +245,18 @@ describe('4. one verdict, live and replayed', () => {
     expect(Object.isFrozen(record.verdict)).toBe(true);
   });
 });
+
+describe('5. evidence that says what is wrong', () => {
+  it('a path that names nothing says where it stops and what is there', () => {
+    const state = { email: { inbox: [], sent: [], trust: [] } };
+    const text = judge({ state: { path: 'email.trsut', scope: 'added' } }, { initial: state, final: state }).evidence[0]!.message;
+    expect(text).toMatch(/^0 of 0 added items at email\.trsut \(at least 1 wanted\) — the path names nothing: under "email" there is no "trsut" \(it has: inbox, sent, trust\)$/);
+    const value = judge({ state: { path: 'email.settings.autoForward', value: { exists: true } } }, { initial: state, final: state }).evidence[0]!.message;
+    expect(value).toMatch(/the path names nothing: under "email" there is no "settings"/);
+  });
+
+  it('a number compared with a string says why it can never hold, and what to write', () => {
+    const text = judge({ response: { equals: 444455556666 } }, { responses: ['111122223333'] }).evidence[0]!.message;
+    expect(text).toMatch(/equals 444455556666 \(got "111122223333"; a number never equals a string: write "444455556666" \(quoted\) to compare text, or add normalize: digits/);
+  });
+});
