@@ -4,6 +4,7 @@ import { composeCommand } from './commands/compose.js';
 import { diffCommand } from './commands/diff.js';
 import { exploreCommand } from './commands/explore.js';
 import { libraryCommand } from './commands/library.js';
+import { installModelCommand } from './commands/install-model.js';
 import { installAgentsCommand, sandboxImageCommand } from './commands/package-script.js';
 import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
@@ -34,6 +35,7 @@ export const commands: Record<string, CliCommand> = {
   [libraryCommand.name]: libraryCommand,
   [sandboxImageCommand.name]: sandboxImageCommand,
   [installAgentsCommand.name]: installAgentsCommand,
+  [installModelCommand.name]: installModelCommand,
 };
 
 export function usage(): string {

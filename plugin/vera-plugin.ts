@@ -11,6 +11,8 @@ import { newRunId } from '../engine/record.js';
 import { AsrReporter } from '../reporters/asr-reporter.js';
 import { PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, type VeraRuntimeConfig } from './options.js';
 import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy.js';
+import { isLocalModelURL, startLocalModel } from '../provider/local-model/endpoint.js';
+import type { StartedLocalModel } from '../provider/local-model/server.js';
 import { RunPlanner } from './run-planner.js';
 import { installMainProcessCleanup, sweepStaleRecordTemps } from '../sandbox/backends/scratch-dirs.js';
 import { workspaceRoot } from '../sandbox/backends/in-process-backend.js';
@@ -56,10 +58,36 @@ function parseOptions(options: VeraOptions): ResolvedVeraOptions {
   return parsed.data;
 }
 
-/** Starts the embedded scripted model when the agent points at `scripted:<policy>`; returns the URL to use. */
-async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest, started: string[] = []): Promise<ResolvedVeraOptions> {
+/** What the embedded servers of a run are: the scripted models' origins, the local models' slots. */
+export interface EmbeddedModels {
+  scripted: string[];
+  /** Requests the local models serve at once, summed (0: no local model). */
+  localSlots: number;
+}
+
+/**
+ * Starts the embedded scripted model when a part points at `scripted:<policy>`, and the packaged
+ * model when it points at `local:<name>` (one server per URL, shared by the agent, the adversary
+ * and the user); returns the options with the URLs to use.
+ */
+async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest, started: EmbeddedModels = { scripted: [], localSlots: 0 }): Promise<ResolvedVeraOptions> {
+  const locals = new Map<string, Promise<StartedLocalModel>>();
+  const local = async <T extends { baseURL?: string | undefined }>(part: T & { baseURL: string }, wire: string | undefined): Promise<T> => {
+    // The local server speaks Chat Completions; an agent on another wire cannot use it.
+    if (wire) throw new Error(`vera(): ${part.baseURL} serves OpenAI Chat Completions, and this agent speaks ${wire}: use the reference agent, OpenClaw, OpenCode or Hermes with a local model`);
+    let server = locals.get(part.baseURL);
+    if (!server) {
+      server = startLocalModel(part.baseURL);
+      locals.set(part.baseURL, server);
+      const ready = await server;
+      vitest.onClose(() => ready.close());
+      started.localSlots += ready.slots;
+    }
+    return { ...part, baseURL: (await server).url };
+  };
   // `origin`: Claude Code's Anthropic client appends /v1 itself (Gemini CLI's client /v1beta), so it gets the server's origin.
-  const embedded = async <T extends { baseURL?: string | undefined }>(part: T, origin = false): Promise<T> => {
+  const embedded = async <T extends { baseURL?: string | undefined }>(part: T, origin = false, wire?: string): Promise<T> => {
+    if (isLocalModelURL(part.baseURL)) return local(part as T & { baseURL: string }, wire);
     if (!part.baseURL?.startsWith('scripted:')) return part;
     // `scripted:<policy>[?latency=<ms>]`: the latency simulates a provider's response time.
     const [policy, query = ''] = part.baseURL.slice('scripted:'.length).split('?');
@@ -69,16 +97,25 @@ async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest
     const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' | 'adversary', latencyMs });
     vitest.onClose(() => server.close());
     // Runs in the workers send it their plans (engine/scripted-plan.ts): they must know it is one.
-    started.push(server.origin);
+    started.scripted.push(server.origin);
     return { ...part, baseURL: origin ? server.origin : server.url };
   };
   // One scripted server speaks every wire (Chat Completions, Responses, Anthropic Messages, Gemini), so
   // the CLI agents (codex, claude-code, openclaw, gemini-cli, hermes) use it like the reference agent.
-  const agent = 'baseURL' in options.agent ? await embedded(options.agent, options.agent.type === 'claude-code' || options.agent.type === 'gemini-cli') : options.agent;
+  const agent = 'baseURL' in options.agent ? await embedded(options.agent, options.agent.type === 'claude-code' || options.agent.type === 'gemini-cli', foreignWire(options.agent)) : options.agent;
   // The LLM adversary and LLM user may use the embedded scripted model too (e.g. `scripted:adversary`).
   const adversary = options.adversary === 'scripted' ? options.adversary : await embedded(options.adversary);
   const user = options.user === 'scripted' ? options.user : await embedded(options.user);
   return { ...options, agent, adversary, user };
+}
+
+/** The wire an agent speaks when it is not Chat Completions. */
+function foreignWire(agent: ResolvedVeraOptions['agent']): string | undefined {
+  if (agent.type === 'codex') return 'the Responses API';
+  if (agent.type === 'claude-code') return 'Anthropic Messages';
+  if (agent.type === 'gemini-cli') return 'the Gemini API';
+  if (agent.type === 'openclaw' && agent.api && agent.api !== 'openai-completions') return agent.api;
+  return undefined;
 }
 
 /** Top-level risk categories of the cases in the project, defined as tags (`risk:<category>`). */
@@ -108,7 +145,7 @@ export function talksToRemoteProvider(options: ResolvedVeraOptions): boolean {
   const remote = (baseURL: string | undefined) => {
     const url = baseURL ?? process.env.OPENAI_BASE_URL;
     if (!url) return true; // the provider's own API
-    if (url.startsWith('scripted:')) return false;
+    if (url.startsWith('scripted:') || isLocalModelURL(url)) return false;
     try {
       return !['127.0.0.1', 'localhost', '[::1]', '::1'].includes(new URL(url).hostname);
     } catch {
@@ -200,10 +237,14 @@ export function vera(userOptions: VeraOptions): Plugin {
         if (options.sandbox === 'in-process' && (agentType === 'reference' || agentType === 'module')) config.pool = 'threads';
       }
       config.includeTaskLocation = true;
-      config.maxConcurrency = options.concurrency;
       // Independent start-up work at once: the case files' risk tags, the embedded model server, the proxy.
-      const scriptedModels: string[] = [...options.scriptedModels];
-      const [risks, resolved, proxy] = await Promise.all([riskCategories(project), resolveEmbeddedModel(options, vitest, scriptedModels), modelProxyFor(options, vitest)]);
+      const embedded: EmbeddedModels = { scripted: [...options.scriptedModels], localSlots: 0 };
+      const [risks, withServers, proxy] = await Promise.all([riskCategories(project), resolveEmbeddedModel(options, vitest, embedded), modelProxyFor(options, vitest)]);
+      // A local model serves a request or two at a time: more runs at once than that only queue
+      // behind each other and spend their time budgets waiting (unless `concurrency` says otherwise).
+      const resolved = embedded.localSlots && userOptions.concurrency === undefined ? { ...withServers, concurrency: embedded.localSlots } : withServers;
+      config.maxConcurrency = resolved.concurrency;
+      const scriptedModels = embedded.scripted;
       const riskTags = risks.map((r) => `risk:${r}`);
       const defined = new Set(config.tags.map((t) => t.name));
       for (const name of [...threatModels.map((m) => `threat:${m}`), ...riskTags]) {

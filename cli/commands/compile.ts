@@ -3,8 +3,7 @@ import { parseArgs } from 'node:util';
 import { builtinEnvironments } from '../../sandbox/environments/index.js';
 import { readGoalsFile } from '../../pipeline/compose/goals-file.js';
 import { compile, writeCompileReport } from '../../pipeline/compile/compile.js';
-import { openAIJsonModel } from '../../pipeline/llm/json-model.js';
-import { MODEL_FLAGS_USAGE, modelFlags, modelOptionsFrom, number } from '../../pipeline/llm/model-flags.js';
+import { MODEL_FLAGS_USAGE, modelFlags, number, openPipelineModel } from '../../pipeline/llm/model-flags.js';
 import type { CliCommand } from '../main.js';
 import { DEFAULT_GOALS_FILE } from './compose.js';
 
@@ -50,24 +49,29 @@ export const compileCommand: CliCommand = {
       return 1;
     }
     const outDir = at(values.out ?? 'cases/generated');
-    const model = openAIJsonModel(modelOptionsFrom(values));
-    const report = await compile({
-      goals,
-      model,
-      registry: builtinEnvironments,
-      outDir,
-      repairs: values.repairs === undefined ? 1 : number(values.repairs, '--repairs', { min: 0, integer: true }),
-      force: values.force ?? false,
-      cwd: io.cwd,
-      log: (line) => io.out(line),
-    });
-    const reportFile = at(values.report ?? '.vera/pipeline/compile-report.yaml');
-    await writeCompileReport(reportFile, report, model.model);
-    for (const r of report.rejected) io.err(`rejected ${r.goal} (${r.stage}): ${r.reasons.join('; ')}`);
-    io.out(
-      `${report.kept.length} kept, ${report.rejected.length} rejected, ${report.skipped.length} skipped; report: ${relative(io.cwd, reportFile)}` +
-        (report.kept.length ? `; run them with: npx vitest run ${relative(io.cwd, outDir) || '.'}` : ''),
-    );
-    return report.rejected.length > 0 && report.kept.length === 0 ? 1 : 0;
+    const opened = await openPipelineModel(values);
+    const { model } = opened;
+    try {
+      const report = await compile({
+        goals,
+        model,
+        registry: builtinEnvironments,
+        outDir,
+        repairs: values.repairs === undefined ? 1 : number(values.repairs, '--repairs', { min: 0, integer: true }),
+        force: values.force ?? false,
+        cwd: io.cwd,
+        log: (line) => io.out(line),
+      });
+      const reportFile = at(values.report ?? '.vera/pipeline/compile-report.yaml');
+      await writeCompileReport(reportFile, report, model.model);
+      for (const r of report.rejected) io.err(`rejected ${r.goal} (${r.stage}): ${r.reasons.join('; ')}`);
+      io.out(
+        `${report.kept.length} kept, ${report.rejected.length} rejected, ${report.skipped.length} skipped; report: ${relative(io.cwd, reportFile)}` +
+          (report.kept.length ? `; run them with: npx vitest run ${relative(io.cwd, outDir) || '.'}` : ''),
+      );
+      return report.rejected.length > 0 && report.kept.length === 0 ? 1 : 0;
+    } finally {
+      await opened.close();
+    }
   },
 };

@@ -5,8 +5,7 @@ import { capabilityMap } from '../../pipeline/capabilities.js';
 import { compose } from '../../pipeline/compose/compose.js';
 import { successfulAttacks, type Demonstration } from '../../pipeline/compose/demonstrations.js';
 import { readGoalsFile, writeGoalsFile, type GoalsFile } from '../../pipeline/compose/goals-file.js';
-import { openAIJsonModel } from '../../pipeline/llm/json-model.js';
-import { MODEL_FLAGS_USAGE, modelFlags, modelOptionsFrom, number } from '../../pipeline/llm/model-flags.js';
+import { MODEL_FLAGS_USAGE, modelFlags, number, openPipelineModel } from '../../pipeline/llm/model-flags.js';
 import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
 import type { CliCommand } from '../main.js';
 
@@ -53,29 +52,34 @@ export const composeCommand: CliCommand = {
     for (const dir of values.records ?? []) attacks.push(...(await successfulAttacks(at(dir))));
     if (values.records?.length) io.out(`${attacks.length} successful attacks found in the records`);
 
-    const model = openAIJsonModel(modelOptionsFrom(values));
-    const result = await compose({
-      taxonomy,
-      model,
-      registry: builtinEnvironments,
-      capabilities: capabilityMap,
-      seed: values.seed ?? '1',
-      perPair: values['per-pair'] ? number(values['per-pair'], '--per-pair', { min: 1, integer: true }) : 10,
-      ...(values.risk?.length ? { risks: values.risk } : {}),
-      ...(values.attack?.length ? { attacks: values.attack } : {}),
-      ...(values['max-tuples'] ? { maxTuples: number(values['max-tuples'], '--max-tuples', { min: 0, integer: true }) } : {}),
-      ...(values.demonstrations ? { demonstrations: number(values.demonstrations, '--demonstrations', { min: 0, integer: true }) } : {}),
-      ...(existing ? { existing } : {}),
-      successfulAttacks: attacks,
-      log: (line) => io.out(line),
-    });
-    const out = at(values.out ?? values.goals ?? DEFAULT_GOALS_FILE);
-    await writeGoalsFile(out, result);
-    const before = existing?.goals.length ?? 0;
-    io.out(
-      `${result.goals.length - before} new goals (${result.goals.length} in all), ${result.rejected.length - (existing?.rejected.length ?? 0)} rejected, ` +
-        `${result.duplicates.length - (existing?.duplicates.length ?? 0)} duplicates, ${result.incompatible.length} incompatible tuples; written to ${out}`,
-    );
-    return 0;
+    const opened = await openPipelineModel(values);
+    const { model } = opened;
+    try {
+      const result = await compose({
+        taxonomy,
+        model,
+        registry: builtinEnvironments,
+        capabilities: capabilityMap,
+        seed: values.seed ?? '1',
+        perPair: values['per-pair'] ? number(values['per-pair'], '--per-pair', { min: 1, integer: true }) : 10,
+        ...(values.risk?.length ? { risks: values.risk } : {}),
+        ...(values.attack?.length ? { attacks: values.attack } : {}),
+        ...(values['max-tuples'] ? { maxTuples: number(values['max-tuples'], '--max-tuples', { min: 0, integer: true }) } : {}),
+        ...(values.demonstrations ? { demonstrations: number(values.demonstrations, '--demonstrations', { min: 0, integer: true }) } : {}),
+        ...(existing ? { existing } : {}),
+        successfulAttacks: attacks,
+        log: (line) => io.out(line),
+      });
+      const out = at(values.out ?? values.goals ?? DEFAULT_GOALS_FILE);
+      await writeGoalsFile(out, result);
+      const before = existing?.goals.length ?? 0;
+      io.out(
+        `${result.goals.length - before} new goals (${result.goals.length} in all), ${result.rejected.length - (existing?.rejected.length ?? 0)} rejected, ` +
+          `${result.duplicates.length - (existing?.duplicates.length ?? 0)} duplicates, ${result.incompatible.length} incompatible tuples; written to ${out}`,
+      );
+      return 0;
+    } finally {
+      await opened.close();
+    }
   },
 };

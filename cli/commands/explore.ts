@@ -9,8 +9,7 @@ import { DocumentCorpus } from '../../pipeline/explore/sources/document-corpus.j
 import { loadFeedFile } from '../../pipeline/explore/sources/feeds.js';
 import { loadDocumentFolder } from '../../pipeline/explore/sources/local-folder.js';
 import type { DocumentSource, SourceDocument } from '../../pipeline/explore/sources/source-document.js';
-import { openAIJsonModel } from '../../pipeline/llm/json-model.js';
-import { MODEL_FLAGS_USAGE, modelFlags, modelOptionsFrom, number } from '../../pipeline/llm/model-flags.js';
+import { MODEL_FLAGS_USAGE, modelFlags, number, openPipelineModel } from '../../pipeline/llm/model-flags.js';
 import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
 import { isRecordSource } from '../../pipeline/taxonomy/taxonomy-schema.js';
 import type { CliCommand } from '../main.js';
@@ -91,45 +90,50 @@ export const exploreCommand: CliCommand = {
     const taxonomyDir = at(values.taxonomy ?? DEFAULT_TAXONOMY_DIR);
     const current = await Taxonomy.load(taxonomyDir);
     const taxonomy = values.fresh ? Taxonomy.empty(current) : current;
-    const model = values.declared ? undefined : openAIJsonModel(modelOptionsFrom(values));
-    if (values.declared && values.arxiv) {
-      io.err('vera explore: --declared reads local documents only; drop --arxiv');
-      return 1;
-    }
-    const result = await explore({
-      taxonomy,
-      sources,
-      ...(model ? { model } : {}),
-      budget,
-      threshold,
-      perQuery: int('per-query', 3),
-      maxQueries: int('max-queries', 5),
-      maxIterations: int('max-iterations', 20),
-      ...(values.query?.length ? { queries: values.query } : {}),
-      ...(values.records?.length ? { records } : {}),
-      log: (line) => io.out(line),
-    });
-    if (values.records?.length) {
-      const evidence = result.changelog.filter((e) => e.operation === 'update' && e.sources.some(isRecordSource)).length;
-      io.out(`records: ${records.length} runs read; ${result.recordQueries.length} queries from them (${result.recordQueries.map((q) => JSON.stringify(q.query)).join(', ') || 'none'}); ${evidence} record citations added to nodes`);
-    }
+    const opened = values.declared ? undefined : await openPipelineModel(values);
+    const model = opened?.model;
+    try {
+      if (values.declared && values.arxiv) {
+        io.err('vera explore: --declared reads local documents only; drop --arxiv');
+        return 1;
+      }
+      const result = await explore({
+        taxonomy,
+        sources,
+        ...(model ? { model } : {}),
+        budget,
+        threshold,
+        perQuery: int('per-query', 3),
+        maxQueries: int('max-queries', 5),
+        maxIterations: int('max-iterations', 20),
+        ...(values.query?.length ? { queries: values.query } : {}),
+        ...(values.records?.length ? { records } : {}),
+        log: (line) => io.out(line),
+      });
+      if (values.records?.length) {
+        const evidence = result.changelog.filter((e) => e.operation === 'update' && e.sources.some(isRecordSource)).length;
+        io.out(`records: ${records.length} runs read; ${result.recordQueries.length} queries from them (${result.recordQueries.map((q) => JSON.stringify(q.query)).join(', ') || 'none'}); ${evidence} record citations added to nodes`);
+      }
 
-    const outDir = at(values.out ?? '.vera/explore');
-    const changelogFile = join(outDir, 'changelog.yaml');
-    await writeChangelog(changelogFile, result, { model: model?.model ?? 'declared (front-matter concepts)', budget, threshold });
-    const count = (op: string) => result.changelog.filter((e) => e.operation === op).length;
-    io.out(
-      `read ${result.retrieved} documents in ${result.iterations} iteration(s), stopped: ${result.stopReason}; ` +
-        `created ${count('create')}, pending ${count('pending')}, updated ${count('update')}, merged ${count('merge')}, ` +
-        `deleted ${count('delete')}, rejected ${count('reject')}, invalid replies ${count('invalid-reply')}` +
-        (count('flag') ? `; flagged ${count('flag')} (see the changelog)` : ''),
-    );
-    if (values['dry-run']) io.out(`dry run: trees not written; changelog: ${changelogFile}`);
-    else {
-      const target = at(values['write-to'] ?? values.taxonomy ?? DEFAULT_TAXONOMY_DIR);
-      await taxonomy.save(target);
-      io.out(`trees written to ${target}; changelog: ${changelogFile}`);
+      const outDir = at(values.out ?? '.vera/explore');
+      const changelogFile = join(outDir, 'changelog.yaml');
+      await writeChangelog(changelogFile, result, { model: model?.model ?? 'declared (front-matter concepts)', budget, threshold });
+      const count = (op: string) => result.changelog.filter((e) => e.operation === op).length;
+      io.out(
+        `read ${result.retrieved} documents in ${result.iterations} iteration(s), stopped: ${result.stopReason}; ` +
+          `created ${count('create')}, pending ${count('pending')}, updated ${count('update')}, merged ${count('merge')}, ` +
+          `deleted ${count('delete')}, rejected ${count('reject')}, invalid replies ${count('invalid-reply')}` +
+          (count('flag') ? `; flagged ${count('flag')} (see the changelog)` : ''),
+      );
+      if (values['dry-run']) io.out(`dry run: trees not written; changelog: ${changelogFile}`);
+      else {
+        const target = at(values['write-to'] ?? values.taxonomy ?? DEFAULT_TAXONOMY_DIR);
+        await taxonomy.save(target);
+        io.out(`trees written to ${target}; changelog: ${changelogFile}`);
+      }
+      return 0;
+    } finally {
+      await opened?.close();
     }
-    return 0;
   },
 };

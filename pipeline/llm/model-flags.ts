@@ -1,9 +1,11 @@
-import type { ModelOptions } from './json-model.js';
+import { isLocalModelURL, parseLocalModelURL, startLocalModel } from '../../provider/local-model/endpoint.js';
+import { openAIJsonModel, type JsonModel, type ModelOptions } from './json-model.js';
 
 /**
  * The model flags every pipeline command shares, for `node:util` parseArgs:
  *   --model <name>         default VERA_PIPELINE_MODEL, then VERA_MODEL, then gpt-4o-mini
- *   --base-url <url>       default OPENAI_BASE_URL (any OpenAI-compatible endpoint)
+ *   --base-url <url>       default OPENAI_BASE_URL (any OpenAI-compatible endpoint; `local:<name>`
+ *                          serves a model `vera install-model` installed)
  *   --api-key-env <VAR>    the variable holding the key (default OPENAI_API_KEY)
  *   --temperature <t>      default 0
  *   --seed <n>             sent to the endpoint (sampling seed), when given
@@ -34,6 +36,27 @@ export function modelOptionsFrom(values: Record<string, unknown>, env: NodeJS.Pr
   const seed = str(values['model-seed']);
   if (seed !== undefined) options.seed = number(seed, '--model-seed');
   return options;
+}
+
+/** The pipeline's model, and what to close when the command ends (the local model server). */
+export interface OpenedPipelineModel {
+  model: JsonModel;
+  close(): Promise<void>;
+}
+
+/**
+ * The model a pipeline command asks: the endpoint the flags name, or — for `--base-url local:<name>`
+ * — that packaged model, served on 127.0.0.1 for the length of the command. A small model on a CPU
+ * writes a long reply in minutes, not seconds: its requests get a longer timeout and no retry.
+ */
+export async function openPipelineModel(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<OpenedPipelineModel> {
+  const options = modelOptionsFrom(values, env);
+  const url = options.baseURL;
+  if (url === undefined || !isLocalModelURL(url)) return { model: openAIJsonModel(options), close: async () => {} };
+  const { name } = parseLocalModelURL(url);
+  const server = await startLocalModel(url);
+  const model = str(values.model) ?? env.VERA_PIPELINE_MODEL ?? env.VERA_MODEL ?? name;
+  return { model: openAIJsonModel({ ...options, model, baseURL: server.url, timeoutMs: 900_000, maxRetries: 0 }), close: () => server.close() };
 }
 
 function str(value: unknown): string | undefined {
