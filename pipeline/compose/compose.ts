@@ -121,8 +121,8 @@ export async function compose(options: ComposeOptions): Promise<GoalsFile> {
       log(`✗ ${label}: ${reply.error}`);
       continue;
     }
-    if (reply.value.skip !== undefined || !reply.value.composed) {
-      out.rejected.push({ taxonomy: tuple, reason: `the composer declined: ${reply.value.skip ?? 'no goal'}`, reply: reply.raw });
+    if ('skip' in reply.value) {
+      out.rejected.push({ taxonomy: tuple, reason: `the composer declined: ${reply.value.skip}`, reply: reply.raw });
       log(`✗ ${label}: declined`);
       continue;
     }

@@ -13,12 +13,12 @@ import { composedGoal, type Tuple } from './goals-file.js';
  * and that decline is kept with its reason like any other reject.
  */
 
-export const composerReply = z
-  .object({
-    composed: composedGoal.meta({ description: 'the goal, when the tuple makes a sensible case' }).optional(),
-    skip: z.string().trim().min(5, 'say why the tuple cannot make a case').meta({ description: 'why the tuple cannot make a sensible case (instead of composed)' }).optional(),
-  })
-  .refine((r) => (r.composed === undefined) !== (r.skip === undefined), { message: 'reply with exactly one of "composed" and "skip"' });
+// A union, not two optional keys and a refinement: a schema can say "one or the other" (a JSON
+// grammar, a strict endpoint hold the model to it), a refinement only rejects the reply afterwards.
+export const composerReply = z.union([
+  z.strictObject({ composed: composedGoal.meta({ description: 'the goal, when the tuple makes a sensible case' }) }),
+  z.strictObject({ skip: z.string().trim().min(5, 'say why the tuple cannot make a case').meta({ description: 'why the tuple cannot make a sensible case (instead of composed)' }) }),
+]);
 export type ComposerReply = z.infer<typeof composerReply>;
 
 export const COMPOSER_SYSTEM_PROMPT = [

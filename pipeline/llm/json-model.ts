@@ -28,6 +28,8 @@ export interface ModelOptions {
   maxRetries?: number;
   /** Per-request timeout in ms (default 120 s). */
   timeoutMs?: number;
+  /** Sent as `max_tokens` when set: the longest reply the stage will wait for. */
+  maxTokens?: number;
 }
 
 export type JsonReply<T> = { ok: true; value: T; raw: string } | { ok: false; error: string; raw: string };
@@ -85,6 +87,7 @@ export function openAIJsonModel(options: ModelOptions): JsonModel {
         response_format: as === 'json_schema' ? responseFormatFor(request.name, request.schema) : { type: 'json_object' },
         temperature: options.temperature ?? 0,
         ...(options.seed !== undefined ? { seed: options.seed } : {}),
+        ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
       },
       request.signal ? { signal: request.signal } : undefined,
     );

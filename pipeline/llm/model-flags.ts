@@ -38,6 +38,9 @@ export function modelOptionsFrom(values: Record<string, unknown>, env: NodeJS.Pr
   return options;
 }
 
+/** The longest reply a pipeline stage waits for from a local model (≈ 3 minutes at 8 tokens/s). */
+export const LOCAL_MAX_TOKENS = 1536;
+
 /** The pipeline's model, and what to close when the command ends (the local model server). */
 export interface OpenedPipelineModel {
   model: JsonModel;
@@ -47,7 +50,8 @@ export interface OpenedPipelineModel {
 /**
  * The model a pipeline command asks: the endpoint the flags name, or — for `--base-url local:<name>`
  * — that packaged model, served on 127.0.0.1 for the length of the command. A small model on a CPU
- * writes a long reply in minutes, not seconds: its requests get a longer timeout and no retry.
+ * writes a long reply in minutes, not seconds: its requests get a longer timeout, no retry, and a
+ * token limit (LOCAL_MAX_TOKENS, `VERA_LOCAL_MAX_TOKENS`): a reply that long is a loop, not a draft.
  */
 export async function openPipelineModel(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<OpenedPipelineModel> {
   const options = modelOptionsFrom(values, env);
@@ -56,7 +60,8 @@ export async function openPipelineModel(values: Record<string, unknown>, env: No
   const { name } = parseLocalModelURL(url);
   const server = await startLocalModel(url);
   const model = str(values.model) ?? env.VERA_PIPELINE_MODEL ?? env.VERA_MODEL ?? name;
-  return { model: openAIJsonModel({ ...options, model, baseURL: server.url, timeoutMs: 900_000, maxRetries: 0 }), close: () => server.close() };
+  const maxTokens = env.VERA_LOCAL_MAX_TOKENS ? number(env.VERA_LOCAL_MAX_TOKENS, 'VERA_LOCAL_MAX_TOKENS', { min: 16, integer: true }) : LOCAL_MAX_TOKENS;
+  return { model: openAIJsonModel({ ...options, model, baseURL: server.url, timeoutMs: 900_000, maxRetries: 0, maxTokens }), close: () => server.close() };
 }
 
 function str(value: unknown): string | undefined {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isPlainObject } from '../../engine/json.js';
-import { grammarSchema, withoutUnsetOptionals, type GrammarSchema } from './json-grammar.js';
+import { grammarSchema, type GrammarSchema } from './json-grammar.js';
 
 /**
  * How an OpenAI Chat Completions request becomes a prompt for a small local model, and its output a
@@ -78,10 +78,6 @@ export interface PreparedChat {
   schema: GrammarSchema | undefined;
   /** Whether a parsed reply is a tool protocol object (then `toReply` makes tool calls of it). */
   toolProtocol: boolean;
-  /** Each offered tool's own parameter schema (the grammar's is looser: optional keys may be null). */
-  parameters: Map<string, unknown>;
-  /** The `response_format` json_schema as the request gave it. */
-  responseSchema: unknown;
   maxTokens: number;
 }
 
@@ -122,7 +118,7 @@ export function prepareChat(request: ChatRequest): PreparedChat {
       [
         'You can use these tools:',
         ...offered.map((t) => `- ${t.function.name}: ${(t.function.description ?? '').replace(/\s+/g, ' ').slice(0, 300)} Arguments: ${argumentSummary(t.function.parameters)}.`),
-        'To use a tool, reply with JSON: {"tool": "<tool name>", "arguments": {...}} (an argument marked ? is optional: null leaves it out). You will get its result, then reply again.',
+        'To use a tool, reply with JSON: {"tool": "<tool name>", "arguments": {...}} (an argument marked ? is optional: leave it out unless you need it). You will get its result, then reply again.',
         `When you have what you need${request.tool_choice === 'required' || forced ? ' (use a tool first)' : ''}, reply with JSON: {"tool": "none", "answer": "<your reply to the user>"}.`,
       ].join('\n'),
     );
@@ -143,9 +139,8 @@ export function prepareChat(request: ChatRequest): PreparedChat {
     history: [...first, ...history],
     schema,
     toolProtocol: offered.length > 0,
-    parameters: new Map(offered.map((t) => [t.function.name, t.function.parameters])),
-    responseSchema: offered.length === 0 && request.response_format?.type === 'json_schema' ? request.response_format.json_schema.schema : undefined,
-    maxTokens: request.max_completion_tokens ?? request.max_tokens ?? 1024,
+    // A structured reply (a case draft) is long; a tool call or an answer is not.
+    maxTokens: request.max_completion_tokens ?? request.max_tokens ?? (schema && offered.length === 0 ? 4096 : 1024),
   };
 }
 
@@ -167,16 +162,11 @@ let callCounter = 0;
 
 /** The model's output as the assistant message of a Chat Completions reply. */
 export function toReply(output: string, prepared: PreparedChat, stoppedAtLimit: boolean): ReplyMessage {
-  if (!prepared.toolProtocol) {
-    if (prepared.responseSchema === undefined || stoppedAtLimit) return { content: output, finish_reason: stoppedAtLimit ? 'length' : 'stop' };
-    const value = safeParse(output.trim());
-    return { content: typeof value === 'string' ? output : JSON.stringify(withoutUnsetOptionals(value, prepared.responseSchema)), finish_reason: 'stop' };
-  }
+  if (!prepared.toolProtocol) return { content: output, finish_reason: stoppedAtLimit ? 'length' : 'stop' };
   const parsed = safeParse(output.trim());
   if (isPlainObject(parsed) && typeof parsed.tool === 'string' && parsed.tool !== 'none') {
     const id = `call_${(++callCounter).toString(36)}${Date.now().toString(36)}`;
-    const args = withoutUnsetOptionals(parsed.arguments ?? {}, prepared.parameters.get(parsed.tool));
-    return { content: null, tool_calls: [{ id, type: 'function', function: { name: parsed.tool, arguments: JSON.stringify(args) } }], finish_reason: 'tool_calls' };
+    return { content: null, tool_calls: [{ id, type: 'function', function: { name: parsed.tool, arguments: JSON.stringify(parsed.arguments ?? {}) } }], finish_reason: 'tool_calls' };
   }
   if (isPlainObject(parsed) && typeof parsed.answer === 'string') return { content: parsed.answer, finish_reason: 'stop' };
   // Cut off inside the JSON (the token limit): what it said so far is the content.

@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { localModelSpec, type LocalModelSpec } from './catalog.js';
 import { describeGguf, readGgufHeader } from './gguf-header.js';
 
@@ -56,12 +55,6 @@ function run(command: string, args: string[], options: { cwd?: string } = {}): P
     child.once('error', (error) => reject(new Error(`${command} could not start: ${error.message}`)));
     child.once('close', (code) => (code === 0 ? resolvePromise() : reject(new Error(`${command} ${args.slice(0, 3).join(' ')} … exited with ${code}:\n${output.trim().split('\n').slice(-15).join('\n')}`))));
   });
-}
-
-async function sha256Of(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(file), hash);
-  return hash.digest('hex');
 }
 
 /** The installed model's record, when it is there and whole. */

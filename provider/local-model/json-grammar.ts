@@ -1,10 +1,9 @@
 import { isPlainObject } from '../../engine/json.js';
 
 /**
- * A JSON Schema — a tool's input schema, a `response_format` — as the subset llama.cpp's JSON
- * grammar takes (node-llama-cpp's GbnfJsonSchema): types, `const`, `enum`, `oneOf`, objects with
- * properties, required keys and `additionalProperties`, arrays with items and bounds, strings with
- * lengths and date formats, `$ref` into `$defs`. What it cannot express is dropped, never guessed:
+ * A JSON Schema — a tool's input schema, a `response_format` — as the subset the GBNF writer
+ * (gbnf.ts) takes: types, `const`, `enum`, `oneOf`, objects with properties, required keys and
+ * `additionalProperties`, arrays with items and bounds, strings with lengths, `$ref` into `$defs`. What it cannot express is dropped, never guessed:
  * `anyOf` becomes `oneOf`; numeric bounds, patterns, defaults and descriptions of constraints go;
  * a schema that says nothing (`{}`) becomes "any JSON scalar". The model's output then parses as
  * JSON of that shape; the caller still validates it against the real schema.
@@ -12,6 +11,8 @@ import { isPlainObject } from '../../engine/json.js';
 export type GrammarSchema = Record<string, unknown>;
 
 const ANY_SCALAR: GrammarSchema = { type: ['string', 'number', 'boolean', 'null'] };
+const MAX_FREE_KEYS = 16;
+const MAX_ITEMS = 64;
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null', 'object', 'array']);
 
 export function grammarSchema(schema: unknown, depth = 0): GrammarSchema {
@@ -44,12 +45,14 @@ export function grammarSchema(schema: unknown, depth = 0): GrammarSchema {
   const type = types[0]!;
   if (type === 'object') {
     const properties = isPlainObject(schema.properties) ? Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, grammarSchema(v, depth + 1)])) : {};
-    const required = new Set(Array.isArray(schema.required) ? schema.required.filter((k): k is string => typeof k === 'string' && k in properties) : []);
-    // llama.cpp's grammar writes every property: an optional one may be null, which
-    // `withoutUnsetOptionals` then removes (else the model must invent a value for each).
-    for (const [key, value] of Object.entries(properties)) if (!required.has(key) && !allowsNull(value)) properties[key] = { oneOf: [{ type: 'null' }, value] };
-    const result: GrammarSchema = { ...out, type: 'object', properties, required: Object.keys(properties) };
-    if (Object.keys(properties).length === 0) result.additionalProperties = schema.additionalProperties === false ? false : isPlainObject(schema.additionalProperties) ? grammarSchema(schema.additionalProperties, depth + 1) : ANY_SCALAR;
+    const required = Array.isArray(schema.required) ? schema.required.filter((k): k is string => typeof k === 'string' && k in properties) : [];
+    const result: GrammarSchema = { ...out, type: 'object', properties, required };
+    if (Object.keys(properties).length === 0) {
+      result.additionalProperties = schema.additionalProperties === false ? false : isPlainObject(schema.additionalProperties) ? grammarSchema(schema.additionalProperties, depth + 1) : ANY_SCALAR;
+      // A free-form object is where a small model loops (`"domains": 1` forty times, till its token
+      // limit): the grammar bounds how many keys it may write.
+      if (result.additionalProperties !== false) result.maxProperties = typeof schema.maxProperties === 'number' ? Math.min(schema.maxProperties, MAX_FREE_KEYS) : MAX_FREE_KEYS;
+    }
     else if (isPlainObject(schema.additionalProperties)) result.additionalProperties = grammarSchema(schema.additionalProperties, depth + 1);
     else result.additionalProperties = false;
     return result;
@@ -57,7 +60,8 @@ export function grammarSchema(schema: unknown, depth = 0): GrammarSchema {
   if (type === 'array') {
     const result: GrammarSchema = { ...out, type: 'array', items: grammarSchema(schema.items ?? {}, depth + 1) };
     if (typeof schema.minItems === 'number') result.minItems = schema.minItems;
-    if (typeof schema.maxItems === 'number') result.maxItems = schema.maxItems;
+    // The same for lists: a bound the schema does not give is MAX_ITEMS.
+    result.maxItems = typeof schema.maxItems === 'number' ? schema.maxItems : MAX_ITEMS;
     return result;
   }
   if (type === 'string') {
@@ -68,36 +72,6 @@ export function grammarSchema(schema: unknown, depth = 0): GrammarSchema {
     return result;
   }
   return { ...out, type };
-}
-
-function allowsNull(schema: GrammarSchema): boolean {
-  const type = schema.type;
-  return type === 'null' || (Array.isArray(type) && type.includes('null')) || (Array.isArray(schema.oneOf) && schema.oneOf.some((a) => isPlainObject(a) && allowsNull(a)));
-}
-
-/**
- * A value the grammar produced, with the optional properties the model left null removed — where
- * the original schema does not itself allow null there — at every depth the schema describes.
- */
-export function withoutUnsetOptionals(value: unknown, schema: unknown, defs: Record<string, unknown> = {}, depth = 0): unknown {
-  if (!isPlainObject(schema) || depth > 12) return value;
-  const here = isPlainObject(schema.$defs) ? { ...defs, ...schema.$defs } : defs;
-  if (typeof schema.$ref === 'string' && schema.$ref.startsWith('#/$defs/')) return withoutUnsetOptionals(value, here[schema.$ref.slice(8)], here, depth + 1);
-  if (Array.isArray(value)) return schema.items === undefined ? value : value.map((v) => withoutUnsetOptionals(v, schema.items, here, depth + 1));
-  const alternatives = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : undefined;
-  if (alternatives && isPlainObject(value)) {
-    const objects = alternatives.filter((a) => isPlainObject(a) && isPlainObject(a.properties));
-    return objects.length === 1 ? withoutUnsetOptionals(value, objects[0], here, depth + 1) : value;
-  }
-  if (!isPlainObject(value) || !isPlainObject(schema.properties)) return value;
-  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
-  const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) {
-    const property = schema.properties[key];
-    if (v === null && !required.has(key) && !(isPlainObject(property) && allowsNull(grammarSchema(property)))) continue;
-    out[key] = withoutUnsetOptionals(v, property, here, depth + 1);
-  }
-  return out;
 }
 
 function isScalar(v: unknown): v is string | number | boolean | null {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
+import { gbnfFor } from './gbnf.js';
 import { chatRequestSchema, prepareChat, toReply, type HistoryItem } from './chat-protocol.js';
 import { installedModel, runtimeEntry } from './install.js';
 
@@ -30,7 +31,10 @@ export interface LocalModelServerOptions {
 
 export interface LocalModelStats {
   requests: number;
+  /** Requests that had to wait for a slot, so far. */
   queued: number;
+  /** Requests waiting now. */
+  waiting: number;
   inputTokens: number;
   /** Input tokens a request did not evaluate again (its conversation's earlier turns, kept in its slot). */
   cachedTokens: number;
@@ -58,7 +62,7 @@ interface Runtime {
 }
 interface Llama {
   loadModel(options: { modelPath: string }): Promise<LlamaModel>;
-  createGrammarForJsonSchema(schema: Record<string, unknown>): Promise<unknown>;
+  createGrammar(options: { grammar: string }): Promise<unknown>;
   dispose(): Promise<void>;
 }
 interface LlamaModel {
@@ -81,9 +85,15 @@ interface Slot {
   conversation?: string;
 }
 
-const loading = new Map<string, Promise<{ llama: Llama; model: LlamaModel; runtime: Runtime }>>();
+interface Loaded {
+  llama: Llama;
+  model: LlamaModel;
+  runtime: Runtime;
+}
 
-async function loadRuntime(dir: string | undefined, name: string): Promise<{ llama: Llama; model: LlamaModel; runtime: Runtime; file: string }> {
+const loading = new Map<string, Promise<Loaded>>();
+
+async function loadRuntime(dir: string | undefined, name: string): Promise<Loaded & { file: string }> {
   const installed = await installedModel(name, dir);
   if (!installed) throw new Error(`the local model "${name}" is not installed: run \`npx vera install-model ${name}\` (it goes into ${dir ?? '.models'})`);
   const entry = runtimeEntry(dir);
@@ -113,7 +123,7 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
   const slots: Slot[] = Array.from({ length: parallel }, () => ({ chat: new runtime.LlamaChat({ contextSequence: context.getSequence() }), busy: false }));
   const waiting: Array<{ conversation: string; grant: (slot: Slot) => void }> = [];
   const grammars = new Map<string, Promise<unknown>>();
-  const stats: LocalModelStats = { requests: 0, queued: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, generationMs: 0, invalidReplies: 0 };
+  const stats: LocalModelStats = { requests: 0, queued: 0, waiting: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, generationMs: 0, invalidReplies: 0 };
 
   const acquire = (conversation: string): Promise<Slot> => {
     const free = slots.filter((s) => !s.busy);
@@ -127,7 +137,7 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
   };
   const release = (slot: Slot) => {
     const index = waiting.findIndex((w) => w.conversation === slot.conversation);
-    const next = waiting.splice(index >= 0 ? index : 0, 1)[0];
+    const next = waiting.splice(Math.max(index, 0), 1)[0];
     if (next) next.grant(slot);
     else slot.busy = false;
   };
@@ -135,7 +145,7 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
     const key = JSON.stringify(schema);
     let grammar = grammars.get(key);
     if (!grammar) {
-      grammar = llama.createGrammarForJsonSchema(schema);
+      grammar = llama.createGrammar({ grammar: gbnfFor(schema) });
       grammars.set(key, grammar);
       grammar.catch(() => grammars.delete(key));
       if (grammars.size > 256) grammars.delete(grammars.keys().next().value!);
@@ -198,14 +208,22 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
     if (!parsed.success) return send(res, 400, { error: { message: `invalid request: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, type: 'invalid_request_error' } });
     const abort = new AbortController();
     res.once('close', () => abort.abort());
-    const { reply, usage, model: modelName } = await complete(parsed.data, abort.signal);
+    const stream = parsed.data.stream === true;
+    const hold = holdOpen(res, stream);
+    let done: Awaited<ReturnType<typeof complete>>;
+    try {
+      done = await complete(parsed.data, abort.signal);
+    } finally {
+      hold.stop();
+    }
+    const { reply, usage, model: modelName } = done;
     const id = `chatcmpl-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
     const created = Math.floor(Date.now() / 1000);
     const message = { role: 'assistant', content: reply.content, ...(reply.tool_calls ? { tool_calls: reply.tool_calls } : {}) };
-    if (!parsed.data.stream) {
+    if (!stream) {
       return send(res, 200, { id, object: 'chat.completion', created, model: modelName, choices: [{ index: 0, message, finish_reason: reply.finish_reason }], usage });
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    if (!res.headersSent) res.writeHead(200, SSE_HEADERS);
     const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
       res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelName, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`);
     chunk({ role: 'assistant', content: '' }, null);
@@ -225,7 +243,7 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
     origin,
     url: `${origin}/v1`,
     slots: parallel,
-    stats: () => ({ ...stats, queued: waiting.length }),
+    stats: () => ({ ...stats, waiting: waiting.length }),
     close: () =>
       (closing ??= (async () => {
         server.closeAllConnections();
@@ -248,8 +266,35 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' };
+/** How long a reply may take before the response is committed to 200 and kept alive. */
+const HOLD_AFTER_MS = 20_000;
+
+/**
+ * A long generation (a case draft: minutes on a CPU) outlasts HTTP clients' header timeouts
+ * (undici's, under Node's fetch and the openai package, is 300 s). Past HOLD_AFTER_MS the response
+ * is committed to 200 and something is written every HOLD_AFTER_MS: a space before a JSON body
+ * (JSON allows it), an SSE comment in a stream. A failure after that arrives as an error object in
+ * the body (the status can no longer say it).
+ */
+function holdOpen(res: ServerResponse, stream: boolean): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const beat = () => {
+    if (res.destroyed) return;
+    if (!res.headersSent) res.writeHead(200, stream ? SSE_HEADERS : { 'content-type': 'application/json' });
+    res.write(stream ? ': generating\n\n' : ' ');
+    timer = setTimeout(beat, HOLD_AFTER_MS);
+  };
+  timer = setTimeout(beat, HOLD_AFTER_MS);
+  return { stop: () => clearTimeout(timer) };
+}
+
 function send(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) return void res.end();
+  if (res.headersSent) {
+    // Committed by holdOpen: the body carries it (as JSON, or as a stream's last event).
+    const sse = String(res.getHeader('content-type')).startsWith('text/event-stream');
+    return void res.end(sse ? `data: ${JSON.stringify(body)}\n\n` : JSON.stringify(body));
+  }
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
