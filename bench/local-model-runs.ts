@@ -101,7 +101,7 @@ export async function runWithLocalModel(options: LocalRunOptions): Promise<Local
           record,
         };
         runs.push(run);
-        options.log?.(`${spec.id} [${threatModel}] ${run.status}${run.utility === undefined ? '' : run.utility ? ', task done' : ', task not done'} — ${run.toolCalls} calls (${run.refusedCalls} refused), ${(run.durationMs / 1000).toFixed(1)} s${run.reason ? ` — ${run.reason.slice(0, 140)}` : ''}`);
+        options.log?.(`${spec.id} [${threatModel}] ${run.status}${run.utility === undefined ? '' : run.utility ? ', task done' : ', task not done'} — ${run.toolCalls} calls (${run.refusedCalls} refused), ${(run.durationMs / 1000).toFixed(1)} s${run.reason ? ` — ${run.reason.slice(0, 140)}` : ''}${run.toolCalls === 0 ? ` — it answered: ${JSON.stringify((record.responses.at(-1) ?? '').slice(0, 140))}` : ''}`);
       }
     }
     return { model: options.model, runs, stats: delta(server.stats(), before), wallMs: performance.now() - started };
