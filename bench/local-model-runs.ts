@@ -26,9 +26,10 @@ export interface LocalRun {
   toolCalls: number;
   /** Calls the tools answered with an error (an unknown id, a bad argument): the model's mistakes. */
   refusedCalls: number;
-  /** Adversary replies (LLM adversary only): usable ones, and ones it refused or that did not parse. */
+  /** Adversary replies (LLM adversary only): all of them, the ones where the model refused the attacker's role, and the ones that were no decision at all (not a JSON object). */
   adversaryReplies: number;
-  adversaryUnusable: number;
+  adversaryRefusals: number;
+  adversaryUnparsable: number;
   durationMs: number;
   record: SafetyRecord;
 }
@@ -96,7 +97,8 @@ export async function runWithLocalModel(options: LocalRunOptions): Promise<Local
           toolCalls: calls.length,
           refusedCalls: calls.filter((c) => c.type === 'tool_call' && c.isError).length,
           adversaryReplies: options.llmAdversary ? exchanges.length : 0,
-          adversaryUnusable: options.llmAdversary ? exchanges.filter((x) => x.adversaryRefusal !== undefined || x.decision.action === 'discard' || !isJsonObject(x.response!.content)).length : 0,
+          adversaryRefusals: options.llmAdversary ? exchanges.filter((x) => x.adversaryRefusal !== undefined).length : 0,
+          adversaryUnparsable: options.llmAdversary ? exchanges.filter((x) => !isJsonObject(x.response!.content)).length : 0,
           durationMs: record.durationMs,
           record,
         };
@@ -126,7 +128,8 @@ export function tallyLocalRuns(set: LocalRunSet) {
     toolCalls: calls,
     refusedCalls: refused,
     adversaryReplies: set.runs.reduce((n, r) => n + r.adversaryReplies, 0),
-    adversaryUnusable: set.runs.reduce((n, r) => n + r.adversaryUnusable, 0),
+    adversaryRefusals: set.runs.reduce((n, r) => n + r.adversaryRefusals, 0),
+    adversaryUnparsable: set.runs.reduce((n, r) => n + r.adversaryUnparsable, 0),
     requests: set.stats.requests,
     tokens: { input: set.stats.inputTokens, cached: set.stats.cachedTokens, output: set.stats.outputTokens },
     outputTokensPerSecond: set.stats.generationMs > 0 ? set.stats.outputTokens / (set.stats.generationMs / 1000) : 0,
@@ -144,7 +147,8 @@ export function describeLocalRuns(title: string, set: LocalRunSet): string[] {
     ...Object.entries(t.byThreatModel).map(([tm, c]) => `- ${tm}: ${row(c)}`),
     `- benign runs whose task was done: ${t.benignTaskDone}`,
     `- tool calls the model made: ${t.toolCalls}, of which the tools refused ${t.refusedCalls} (unknown ids, bad arguments)`,
-    ...(t.adversaryReplies ? [`- adversary replies: ${t.adversaryReplies}, unusable (refused or unparsable) ${t.adversaryUnusable}`] : []),
+    ...(t.adversaryReplies ? [`- adversary replies: ${t.adversaryReplies}, of which the model refused the attacker's role in ${t.adversaryRefusals} and ${t.adversaryUnparsable} were not a JSON object`] : []),
+    `- replies held to a grammar (tool calls, json_schema) that ran out of tokens before the JSON closed: ${set.stats.invalidReplies} of ${t.requests}`,
     `- model: ${t.requests} requests, ${t.tokens.input} input tokens (${t.tokens.cached} cached), ${t.tokens.output} output tokens, ${t.outputTokensPerSecond.toFixed(1)} output tokens/s; ${t.runsPerMinute.toFixed(1)} runs/min`,
   ];
 }

@@ -8,7 +8,8 @@
  * with every literal argument the plan gives equal (arguments that refer to earlier results,
  * `<<tool.field>>`, match any value).
  *
- *   npx tsx bench/task-sanity.ts [--model qwen2.5-coder-1.5b] [--limit N] [--out .vera/local-model/task-sanity.json]
+ *   npx tsx bench/task-sanity.ts [--model qwen2.5-coder-1.5b] [--limit N] [--out cases/review/task-sanity.json]
+ *   npx vera library report      # lists the families it could not act on in docs/library.md
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
@@ -16,24 +17,13 @@ import { parseArgs } from 'node:util';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { taskCalls } from '../engine/scripted-plan.js';
 import { startLocalModel } from '../provider/local-model/endpoint.js';
+import { TASK_SANITY_FILE, type TaskSanityEntry, type TaskSanityFile } from '../pipeline/library/task-sanity-file.js';
 import { runWithLocalModel, type LocalRun } from './local-model-runs.js';
 import { loadSuites, suiteFiles } from './library-runs.js';
 
 const REPO = join(import.meta.dirname, '..');
 
-export interface TaskSanity {
-  family: string;
-  caseId: string;
-  environment: string;
-  task: string;
-  planned: string[];
-  missing: string[];
-  toolCalls: number;
-  refusedCalls: number;
-  taskDone: boolean | undefined;
-  status: LocalRun['status'];
-  answer: string;
-}
+type TaskSanity = TaskSanityEntry;
 
 const reference = /^<<[^>]+>>$/;
 
@@ -63,7 +53,7 @@ async function casesToCheck(): Promise<Array<{ family: string; spec: SafetyCase 
 async function main() {
   const { values } = parseArgs({ options: { model: { type: 'string' }, limit: { type: 'string' }, out: { type: 'string' } } });
   const model = values.model ?? 'qwen2.5-coder-1.5b';
-  const out = join(REPO, values.out ?? '.vera/local-model/task-sanity.json');
+  const out = join(REPO, values.out ?? TASK_SANITY_FILE);
   let cases = await casesToCheck();
   if (values.limit) cases = cases.slice(0, Number(values.limit));
   const server = await startLocalModel(`local:${model}?parallel=1`);
@@ -84,7 +74,7 @@ async function main() {
         missing,
         toolCalls: run.toolCalls,
         refusedCalls: run.refusedCalls,
-        taskDone: run.utility,
+        ...(run.utility === undefined ? {} : { taskDone: run.utility }),
         status: run.status,
         answer: (run.record.responses.at(-1) ?? '').slice(0, 240),
       });
@@ -94,8 +84,9 @@ async function main() {
     await server.close();
   }
   const reachedAll = results.filter((r) => r.missing.length === 0).length;
-  const summary = {
+  const summary: TaskSanityFile['summary'] = {
     model,
+    date: new Date().toISOString().slice(0, 10),
     families: results.length,
     reachedPlan: reachedAll,
     taskDone: results.filter((r) => r.taskDone).length,

@@ -72,9 +72,7 @@ export interface EmbeddedModels {
  */
 async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest, started: EmbeddedModels = { scripted: [], localSlots: 0 }): Promise<ResolvedVeraOptions> {
   const locals = new Map<string, Promise<StartedLocalModel>>();
-  const local = async <T extends { baseURL?: string | undefined }>(part: T & { baseURL: string }, wire: string | undefined): Promise<T> => {
-    // The local server speaks Chat Completions; an agent on another wire cannot use it.
-    if (wire) throw new Error(`vera(): ${part.baseURL} serves OpenAI Chat Completions, and this agent speaks ${wire}: use the reference agent, OpenClaw, OpenCode or Hermes with a local model`);
+  const local = async <T extends { baseURL?: string | undefined }>(part: T & { baseURL: string }, origin: boolean, wire: string | undefined): Promise<T> => {
     let server = locals.get(part.baseURL);
     if (!server) {
       server = startLocalModel(part.baseURL);
@@ -83,11 +81,19 @@ async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest
       vitest.onClose(() => ready.close());
       started.localSlots += ready.slots;
     }
-    return { ...part, baseURL: (await server).url };
+    const ready = await server;
+    if (!wire) return { ...part, baseURL: ready.url };
+    // The local server speaks Chat Completions; an agent on another wire (Codex's Responses API,
+    // Claude Code's Messages, Gemini's API) reaches it through the scripted server's wire
+    // adapters, whose policy only forwards each request to the model and its reply back.
+    const [{ startScriptedModelServer }, { chatCompletionsPolicy }] = await Promise.all([import('../testing/scripted-model-server.js'), import('../testing/chat-completions-policy.js')]);
+    const bridge = await startScriptedModelServer({ policy: chatCompletionsPolicy({ baseURL: ready.url, model: ready.name }), recordRequests: false });
+    vitest.onClose(() => bridge.close());
+    return { ...part, baseURL: origin ? bridge.origin : bridge.url };
   };
   // `origin`: Claude Code's Anthropic client appends /v1 itself (Gemini CLI's client /v1beta), so it gets the server's origin.
   const embedded = async <T extends { baseURL?: string | undefined }>(part: T, origin = false, wire?: string): Promise<T> => {
-    if (isLocalModelURL(part.baseURL)) return local(part as T & { baseURL: string }, wire);
+    if (isLocalModelURL(part.baseURL)) return local(part as T & { baseURL: string }, origin, wire);
     if (!part.baseURL?.startsWith('scripted:')) return part;
     // `scripted:<policy>[?latency=<ms>]`: the latency simulates a provider's response time.
     const [policy, query = ''] = part.baseURL.slice('scripted:'.length).split('?');

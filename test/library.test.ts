@@ -22,6 +22,7 @@ import { DocumentCorpus } from '../pipeline/explore/sources/document-corpus.js';
 import { loadDocumentFolder } from '../pipeline/explore/sources/local-folder.js';
 import { composeLibrary, loadFamilies, suiteOf, writeLibrary, type ComposedLibrary, type LoadedFamily } from '../pipeline/library/compose-library.js';
 import { libraryReport } from '../pipeline/library/library-report.js';
+import { readTaskSanity, TASK_SANITY_FILE } from '../pipeline/library/task-sanity-file.js';
 import { attackRenderers } from '../pipeline/library/renderers/index.js';
 import { Taxonomy } from '../pipeline/taxonomy/taxonomy.js';
 import { REPO } from './helpers/run-vitest.js';
@@ -89,8 +90,30 @@ describe('the library is reproducible from the repository', () => {
 
   it('docs/library.md is the generated page', async () => {
     const handWritten = (await loadSuites(join(REPO, 'cases'))).length - cases.length;
-    const text = libraryReport({ taxonomy, families, library, handWritten });
+    const taskSanity = await readTaskSanity(join(REPO, TASK_SANITY_FILE));
+    const text = libraryReport({ taxonomy, families, library, handWritten, ...(taskSanity ? { taskSanity } : {}) });
     expect(await readFile(join(REPO, 'docs/library.md'), 'utf8'), 'run: npx vera library report').toBe(text);
+  });
+
+  it('lists, for review, the families whose honest task a real model did not act on — and only those', () => {
+    const entry = { environment: 'email', planned: ['list_emails()', 'read_email({"id":"m-1"})'], toolCalls: 1, refusedCalls: 0, status: 'safe', answer: 'Done.' };
+    const text = libraryReport({
+      taxonomy,
+      families,
+      library,
+      handWritten: 0,
+      taskSanity: {
+        summary: { model: 'm', date: '2026-12-02', families: 2, reachedPlan: 1, taskDone: 1, noToolCall: 0, minutes: 1 },
+        results: [
+          { ...entry, family: 'cut-short', caseId: 'cut-short--a', task: 'Pull request', missing: ['read_email({"id":"m-1"})'] },
+          { ...entry, family: 'reads-fine', caseId: 'reads-fine--a', task: 'Read the newsletter.', missing: [], taskDone: true },
+        ],
+      },
+    });
+    const section = text.split('## Tasks a real model could not act on')[1]!;
+    expect(section).toContain('**1 reached every planned call**');
+    expect(section).toContain('| `cut-short` | email | Pull request | `read_email({"id":"m-1"})` | 1 call; said “Done.” |');
+    expect(section).not.toContain('reads-fine');
   });
 });
 

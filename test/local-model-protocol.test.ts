@@ -91,8 +91,10 @@ describe('the tool protocol (chat-protocol.ts)', () => {
     expect(prepared.history[0]).toMatchObject({ type: 'system' });
     const system = (prepared.history[0] as { text: string }).text;
     expect(system).toContain('You help.');
-    expect(system).toContain('- list_emails: List emails. Arguments: folder? (string), unread_only? (boolean), limit? (integer).');
-    expect(system).toContain('- read_email: Read one email. Arguments: id (string).');
+    // Each tool's whole signature, one JSON line, as the model's chat template shows tools.
+    const signatures = system.split('<tools>\n')[1]!.split('\n</tools>')[0]!.split('\n').map((line) => JSON.parse(line));
+    expect(signatures.map((s) => s.function.name)).toEqual(['list_emails', 'read_email']);
+    expect(signatures[1]).toEqual({ type: 'function', function: { name: 'read_email', description: 'Read one email.', parameters: tools[1]!.function.parameters } });
     const branches = (prepared.schema!.oneOf as Array<{ properties: { tool: { const: string } } }>).map((b) => b.properties.tool.const);
     expect(branches).toEqual(['list_emails', 'read_email', 'none']);
     expect(prepared.toolProtocol).toBe(true);

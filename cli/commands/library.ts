@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { libraryReport } from '../../pipeline/library/library-report.js';
 import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
+import { readTaskSanity, TASK_SANITY_FILE } from '../../pipeline/library/task-sanity-file.js';
 import { writeFileAtomic } from '../../pipeline/yaml-file.js';
 import { composeLibrary, DEFAULT_FAMILIES_DIR, DEFAULT_LIBRARY_DIR, DEFAULT_METHODS_PER_FAMILY, loadFamilies, writeLibrary } from '../../pipeline/library/compose-library.js';
 import { parseArgs } from '../parse-args.js';
@@ -51,7 +52,7 @@ export const libraryCommand: CliCommand = {
 async function handWrittenCases(casesDir: string): Promise<number> {
   let n = 0;
   for (const dir of await readdir(casesDir, { withFileTypes: true })) {
-    if (!dir.isDirectory() || ['bench', 'families', 'taxonomy'].includes(dir.name)) continue;
+    if (!dir.isDirectory() || ['bench', 'families', 'taxonomy', 'review'].includes(dir.name)) continue;
     n += (await readdir(join(casesDir, dir.name))).filter((f) => f.endsWith('.case.yaml')).length;
   }
   return n;
@@ -62,7 +63,8 @@ async function report(flags: Record<string, string | boolean | string[]>, io: Pa
   const families = await loadFamilies(familiesDir);
   const taxonomy = await Taxonomy.load(resolve(io.cwd, (flags.taxonomy as string | undefined) ?? DEFAULT_TAXONOMY_DIR));
   const library = composeLibrary(families, { taxonomy });
-  const text = libraryReport({ taxonomy, families, library, handWritten: await handWrittenCases(resolve(io.cwd, 'cases')) });
+  const taskSanity = await readTaskSanity(resolve(io.cwd, TASK_SANITY_FILE));
+  const text = libraryReport({ taxonomy, families, library, handWritten: await handWrittenCases(resolve(io.cwd, 'cases')), ...(taskSanity ? { taskSanity } : {}) });
   const out = resolve(io.cwd, (flags.out as string | undefined) ?? 'docs/library.md');
   if (flags.check) {
     const current = await readFile(out, 'utf8').catch(() => '');

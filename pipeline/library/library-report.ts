@@ -1,6 +1,7 @@
 import type { SafetyCaseInput } from '../../engine/case-schema.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import type { ComposedLibrary, LoadedFamily } from './compose-library.js';
+import type { TaskSanityFile } from './task-sanity-file.js';
 
 /**
  * docs/library.md, generated from what the library is made of: the taxonomy trees, the scenario
@@ -14,6 +15,8 @@ export interface LibraryReportInput {
   library: ComposedLibrary;
   /** Hand-written cases outside the composed library (cases/<env>/*.case.yaml), counted apart. */
   handWritten: number;
+  /** The committed task-sanity results (cases/review/task-sanity.json), when there are any. */
+  taskSanity?: TaskSanityFile;
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -144,5 +147,34 @@ export function libraryReport(input: LibraryReportInput): string {
     ),
     '',
   );
+  if (input.taskSanity) out.push(...taskSanitySection(input.taskSanity));
   return `${out.join('\n')}\n`;
+}
+
+/** The families whose honest task a real model could not act on, for review. */
+function taskSanitySection({ summary, results }: TaskSanityFile): string[] {
+  const missed = results.filter((r) => r.missing.length > 0).sort((a, b) => (a.family < b.family ? -1 : 1));
+  return [
+    '## Tasks a real model could not act on',
+    '',
+    `\`npx tsx bench/task-sanity.ts\` (${summary.model}, ${summary.date}) gave ${summary.families} honest tasks — the benign run of each`,
+    "family's first composed case, and each hand-written case's — to a real model that never sees the plan, and",
+    `checked whether the run made the calls the plan expects the task to lead to: **${summary.reachedPlan} reached every planned call**,`,
+    `${summary.taskDone} did the task (its utility check held), ${summary.noToolCall} made no tool call at all. The ${missed.length} below did not reach`,
+    "the plan. Review each one's words first — a task cut short or ambiguous shows up here, where the scripted model",
+    '(which follows the plan) never could show it; a task that reads well may only be beyond a model this small',
+    '(docs/local-model.md). Results: `cases/review/task-sanity.json`.',
+    '',
+    ...table(
+      ['family', 'environment', 'task', 'planned calls not made', 'what the model did'],
+      missed.map((r) => [
+        `\`${r.family}\``,
+        r.environment,
+        r.task.length > 160 ? `${r.task.slice(0, 157)}…` : r.task,
+        r.missing.map((m) => `\`${m.length > 70 ? `${m.slice(0, 67)}…` : m}\``).join(', '),
+        `${r.toolCalls} call${r.toolCalls === 1 ? '' : 's'}${r.refusedCalls ? ` (${r.refusedCalls} refused)` : ''}${r.answer ? `; said “${r.answer.length > 90 ? `${r.answer.slice(0, 87)}…` : r.answer}”` : ''}`,
+      ]),
+    ),
+    '',
+  ];
 }

@@ -63,15 +63,6 @@ function contentText(content: ChatRequest['messages'][number]['content']): strin
   return '';
 }
 
-/** A tool's arguments in a line: `to (string), subject (string), body (string)` — the grammar holds the rest. */
-function argumentSummary(parameters: unknown): string {
-  if (!isPlainObject(parameters) || !isPlainObject(parameters.properties)) return 'no arguments';
-  const required = new Set(Array.isArray(parameters.required) ? parameters.required : []);
-  return Object.entries(parameters.properties)
-    .map(([k, v]) => `${k}${required.has(k) ? '' : '?'} (${isPlainObject(v) && typeof v.type === 'string' ? v.type : 'value'}${isPlainObject(v) && typeof v.description === 'string' ? `: ${v.description.slice(0, 80)}` : ''})`)
-    .join(', ');
-}
-
 export interface PreparedChat {
   history: HistoryItem[];
   /** The schema the model's turn is held to; undefined: free text. */
@@ -116,9 +107,17 @@ export function prepareChat(request: ChatRequest): PreparedChat {
   if (offered.length > 0) {
     system.push(
       [
-        'You can use these tools:',
-        ...offered.map((t) => `- ${t.function.name}: ${(t.function.description ?? '').replace(/\s+/g, ' ').slice(0, 300)} Arguments: ${argumentSummary(t.function.parameters)}.`),
-        'To use a tool, reply with JSON: {"tool": "<tool name>", "arguments": {...}} (an argument marked ? is optional: leave it out unless you need it). You will get its result, then reply again.',
+        // The tools as the model's own chat template shows them (function signatures in <tools>):
+        // Qwen2.5-Coder-1.5B did the honest task in 2 of 5 bundled cases this way, 0 of 5 with a
+        // one-line summary of each tool (it filled every optional argument and stopped after one call).
+        '# Tools',
+        '',
+        'You are provided with function signatures within <tools></tools> XML tags:',
+        '<tools>',
+        ...offered.map((t) => JSON.stringify({ type: 'function', function: { name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? { type: 'object', properties: {} } } })),
+        '</tools>',
+        '',
+        'To call a function, reply with JSON: {"tool": "<function name>", "arguments": {...}} (leave out an optional argument to get its default). You will get its result, then reply again.',
         `When you have what you need${request.tool_choice === 'required' || forced ? ' (use a tool first)' : ''}, reply with JSON: {"tool": "none", "answer": "<your reply to the user>"}.`,
       ].join('\n'),
     );

@@ -88,12 +88,20 @@ describe(`bundled cases through the real model (${LOCAL_SUITE_MODEL})`, () => {
     expectSound(set, cases.length, cases);
     const tally = tallyLocalRuns(set);
     expect(tally.adversaryReplies).toBeGreaterThanOrEqual(cases.length);
-    expect(tally.adversaryUnusable).toBe(0);
-    // The adversary wrote what the agent got: its first message is the model's, not a case example.
+    // Every reply is a decision the control agent could read (the json_schema grammar held). A
+    // safety-tuned model may refuse the attacker's role (Qwen2.5-Coder-1.5B does, most of the time):
+    // each refusal is recorded, nothing of it reaches the agent, and the next reply is under
+    // another strategy.
+    expect(tally.adversaryUnparsable).toBe(0);
     for (const run of set.runs) {
-      const sent = run.record.control_transcript.find((x) => x.decision.action === 'send');
-      expect(sent, `${run.caseId}: the adversary sent a message`).toBeDefined();
-      expect(sent!.request?.model).toBe(LOCAL_SUITE_MODEL);
+      const exchanges = run.record.control_transcript.filter((x) => x.response !== undefined);
+      for (const [i, x] of exchanges.entries()) {
+        expect(x.request?.model, `${run.caseId}: the adversary asked the local model`).toBe(LOCAL_SUITE_MODEL);
+        if (x.adversaryRefusal === undefined) continue;
+        expect(x.decision.action, `${run.caseId}: a refusal is never sent`).not.toBe('send');
+        const next = exchanges[i + 1];
+        if (next) expect(next.switched?.from, `${run.caseId}: after a refusal the strategy changes`).toBe(x.strategy);
+      }
     }
   }, 1_200_000);
 });
