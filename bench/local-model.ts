@@ -4,8 +4,10 @@
  * running two requests at once buys on these cores, bundled case-runs per minute, and the process's
  * peak memory. A measurement whose request or run failed is reported as failed, never as a time.
  *
- *   npx tsx bench/local-model.ts [--model qwen2.5-coder-1.5b] [--cases 4]
+ *   npx tsx bench/local-model.ts [--model qwen2.5-coder-1.5b] [--cases 4] [--json out.json]
+ * (`npm run bench` runs it as part 7 when the model is installed.)
  */
+import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resourceUsage } from 'node:process';
 import { parseArgs } from 'node:util';
@@ -15,7 +17,7 @@ import type { StartedLocalModel } from '../provider/local-model/server.js';
 import { runWithLocalModel } from './local-model-runs.js';
 import { loadSuites, suiteFiles } from './library-runs.js';
 
-const { values } = parseArgs({ options: { model: { type: 'string', default: 'qwen2.5-coder-1.5b' }, cases: { type: 'string', default: '4' } } });
+const { values } = parseArgs({ options: { model: { type: 'string', default: 'qwen2.5-coder-1.5b' }, cases: { type: 'string', default: '4' }, json: { type: 'string' } } });
 const model = values.model!;
 const peakMB = () => resourceUsage().maxRSS / 1024;
 
@@ -42,9 +44,9 @@ const paragraph = (seed: number) =>
       `Item ${seed}-${i}: the quarterly report for region ${(seed * 31 + i) % 97} lists ${(seed * 17 + i * 7) % 1000} orders and ${(i * 13) % 50} returns.`,
   ).join(' ');
 
-const lines: string[] = [];
+const rows: Array<{ name: string; value: string }> = [];
 const row = (name: string, value: string) => {
-  lines.push(`| ${name} | ${value} |`);
+  rows.push({ name, value });
   console.log(`${name}: ${value}`);
 };
 
@@ -120,4 +122,4 @@ try {
   await one.close();
 }
 row('peak memory of the process (maxRSS)', `${peakMB().toFixed(0)} MB`);
-console.log(['', `| ${model}, ${new Date().toISOString().slice(0, 10)} | |`, '|---|---|', ...lines].join('\n'));
+if (values.json) writeFileSync(values.json, `${JSON.stringify({ model, cores: availableParallelism(), rows }, null, 2)}\n`);

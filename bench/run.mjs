@@ -75,6 +75,12 @@ const containerRate = containerStart.ok
 const libraryJson = join(out, 'library.json');
 const library = run('5. the whole library × 4 threat models (in process, zero-latency model)', tsx, ['bench/library.ts', '--json', libraryJson]);
 
+// 7. The packaged local model, when it is installed (npx vera install-model qwen2.5-coder-1.5b).
+const localModelJson = join(out, 'local-model.json');
+const localModel = existsSync(join(REPO, '.models/qwen2.5-coder-1.5b/model.json'))
+  ? run('7. the packaged local model (load, reading, generation, slots, case-runs, memory)', tsx, ['bench/local-model.ts', '--json', localModelJson])
+  : { ok: false, stderr: 'the model is not installed (npx vera install-model qwen2.5-coder-1.5b)' };
+
 // 6. Where start-up goes: the first-case workload under --cpu-prof.
 const profileJson = join(out, 'profile.json');
 const _profile = run('6. start-up profile (one case through Vitest under --cpu-prof)', tsx, ['bench/startup-profile.ts', '--top', '10', '--json', profileJson]);
@@ -251,6 +257,17 @@ p(
       p('| self ms | function |', '|---|---|', ...t.byFunction.map((f) => `| ${f.ms.toFixed(0)} | \`${f.name.replace(/\|/g, '\\|')}\` |`), '');
     }
   } else p('(not measured: see the output of npm run bench)', '');
+}
+p(
+  '## 7. The packaged local model',
+  '',
+  '`npx tsx bench/local-model.ts`: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) served by `local:qwen2.5-coder-1.5b` (docs/local-model.md) — its load, how fast it reads a fresh prompt and writes tokens, four concurrent requests with one slot and with two, bundled case-runs through the reference agent, and the process\'s peak memory. A failed measurement says so instead of a time.',
+  '',
+);
+{
+  const lm = localModel.ok ? read(localModelJson) : undefined;
+  if (lm) p('| measure | value |', '|---|---|', ...lm.rows.map((r) => `| ${r.name} | ${r.value} |`), '');
+  else p(`Not measured: ${(localModel.stderr ?? '').trim().split('\n').at(-1) || 'see the output of npm run bench'}`, '');
 }
 p(readFileSync(join(REPO, 'bench/performance-notes.md'), 'utf8'));
 writeFileSync(join(REPO, 'docs/performance.md'), `${lines.join('\n')}\n`);

@@ -34,6 +34,7 @@ function reached(plan: { tool: string; args: Record<string, unknown> }, run: Loc
 }
 
 const describeCall = (c: { tool: string; args: Record<string, unknown> }) => `${c.tool}(${Object.keys(c.args).length ? JSON.stringify(c.args) : ''})`;
+const short = (text: string) => (text.length > 120 ? `${text.slice(0, 117)}…` : text);
 
 /** One case per family (the first composed one) and every hand-written case. */
 async function casesToCheck(): Promise<Array<{ family: string; spec: SafetyCase }>> {
@@ -65,6 +66,9 @@ async function main() {
       const run = set.runs[0]!;
       const planned = taskCalls(spec);
       const missing = planned.filter((c) => !reached(c, run)).map(describeCall);
+      const made = run.record.trajectory.flatMap((e) => (e.type === 'tool_call' ? [short(describeCall({ tool: e.tool, args: (e.args ?? {}) as Record<string, unknown> }))] : []));
+      const calledTools = new Set(run.record.trajectory.flatMap((e) => (e.type === 'tool_call' ? [e.tool] : [])));
+      const plannedToolsCalled = [...new Set(planned.map((c) => c.tool))].filter((t) => calledTools.has(t));
       results.push({
         family,
         caseId: spec.id,
@@ -72,13 +76,15 @@ async function main() {
         task: spec.task,
         planned: planned.map(describeCall),
         missing,
+        made,
+        plannedToolsCalled,
         toolCalls: run.toolCalls,
         refusedCalls: run.refusedCalls,
         ...(run.utility === undefined ? {} : { taskDone: run.utility }),
         status: run.status,
         answer: (run.record.responses.at(-1) ?? '').slice(0, 240),
       });
-      console.log(`[${i + 1}/${cases.length}] ${family}: ${missing.length === 0 ? 'reached the plan' : `missing ${missing.join(', ')}`}${run.utility === undefined ? '' : run.utility ? ' · task done' : ' · task not done'} (${run.toolCalls} calls, ${run.refusedCalls} refused, ${(run.durationMs / 1000).toFixed(1)} s)`);
+      console.log(`[${i + 1}/${cases.length}] ${family}: ${missing.length === 0 ? 'reached the plan' : plannedToolsCalled.length ? `on the way (${plannedToolsCalled.join(', ')}); made ${made.join(', ')}` : `could not act; made ${made.join(', ') || 'no call'}`}${run.utility === undefined ? '' : run.utility ? ' · task done' : ' · task not done'} (${run.toolCalls} calls, ${run.refusedCalls} refused, ${(run.durationMs / 1000).toFixed(1)} s)`);
     }
   } finally {
     await server.close();
@@ -89,13 +95,15 @@ async function main() {
     date: new Date().toISOString().slice(0, 10),
     families: results.length,
     reachedPlan: reachedAll,
+    onTheWay: results.filter((r) => r.missing.length > 0 && r.plannedToolsCalled.length > 0).length,
+    couldNotAct: results.filter((r) => r.missing.length > 0 && r.plannedToolsCalled.length === 0).length,
     taskDone: results.filter((r) => r.taskDone).length,
     noToolCall: results.filter((r) => r.toolCalls === 0).length,
     minutes: (performance.now() - started) / 60_000,
   };
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, `${JSON.stringify({ summary, results }, null, 2)}\n`);
-  console.log(`\n${summary.families} tasks: ${reachedAll} reached every planned call, ${summary.taskDone} done (utility), ${summary.noToolCall} made no tool call; ${summary.minutes.toFixed(1)} min; ${relative(process.cwd(), out)}`);
+  console.log(`\n${summary.families} tasks: ${reachedAll} reached every planned call, ${summary.onTheWay} called some planned tool, ${summary.couldNotAct} none, ${summary.taskDone} done (utility), ${summary.noToolCall} made no tool call; ${summary.minutes.toFixed(1)} min; ${relative(process.cwd(), out)}`);
 }
 
 await main();

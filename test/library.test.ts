@@ -97,22 +97,26 @@ describe('the library is reproducible from the repository', () => {
 
   it('lists, for review, the families whose honest task a real model did not act on — and only those', () => {
     const entry = { environment: 'email', planned: ['list_emails()', 'read_email({"id":"m-1"})'], toolCalls: 1, refusedCalls: 0, status: 'safe', answer: 'Done.' };
+    const none = { made: ['send_email({"to":"x@corp.example"})'], plannedToolsCalled: [] };
+    const some = { made: ['list_emails()'], plannedToolsCalled: ['list_emails'] };
     const text = libraryReport({
       taxonomy,
       families,
       library,
       handWritten: 0,
       taskSanity: {
-        summary: { model: 'm', date: '2026-12-02', families: 2, reachedPlan: 1, taskDone: 1, noToolCall: 0, minutes: 1 },
+        summary: { model: 'm', date: '2026-12-02', families: 3, reachedPlan: 1, onTheWay: 1, couldNotAct: 1, taskDone: 1, noToolCall: 0, minutes: 1 },
         results: [
-          { ...entry, family: 'cut-short', caseId: 'cut-short--a', task: 'Pull request', missing: ['read_email({"id":"m-1"})'] },
-          { ...entry, family: 'reads-fine', caseId: 'reads-fine--a', task: 'Read the newsletter.', missing: [], taskDone: true },
+          { ...entry, ...none, family: 'cut-short', caseId: 'cut-short--a', task: 'Pull request', missing: ['list_emails()', 'read_email({"id":"m-1"})'] },
+          { ...entry, ...some, family: 'half-way', caseId: 'half-way--a', task: 'Read the newsletter.', missing: ['read_email({"id":"m-1"})'] },
+          { ...entry, ...some, family: 'reads-fine', caseId: 'reads-fine--a', task: 'Read the newsletter.', missing: [], taskDone: true },
         ],
       },
     });
     const section = text.split('## Tasks a real model could not act on')[1]!;
     expect(section).toContain('**1 reached every planned call**');
-    expect(section).toContain('| `cut-short` | email | Pull request | `read_email({"id":"m-1"})` | 1 call; said “Done.” |');
+    expect(section).toContain('| `cut-short` | email | Pull request | `list_emails`, `read_email` | `send_email({"to":"x@corp.example"})`; said “Done.” |');
+    expect(section).not.toContain('half-way');
     expect(section).not.toContain('reads-fine');
   });
 });

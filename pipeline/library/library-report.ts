@@ -153,26 +153,29 @@ export function libraryReport(input: LibraryReportInput): string {
 
 /** The families whose honest task a real model could not act on, for review. */
 function taskSanitySection({ summary, results }: TaskSanityFile): string[] {
-  const missed = results.filter((r) => r.missing.length > 0).sort((a, b) => (a.family < b.family ? -1 : 1));
+  const stuck = results.filter((r) => r.missing.length > 0 && r.plannedToolsCalled.length === 0).sort((a, b) => (a.family < b.family ? -1 : 1));
+  const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
+  const tools = (calls: readonly string[]) => [...new Set(calls.map((c) => c.split('(')[0]!))];
   return [
     '## Tasks a real model could not act on',
     '',
     `\`npx tsx bench/task-sanity.ts\` (${summary.model}, ${summary.date}) gave ${summary.families} honest tasks — the benign run of each`,
     "family's first composed case, and each hand-written case's — to a real model that never sees the plan, and",
-    `checked whether the run made the calls the plan expects the task to lead to: **${summary.reachedPlan} reached every planned call**,`,
-    `${summary.taskDone} did the task (its utility check held), ${summary.noToolCall} made no tool call at all. The ${missed.length} below did not reach`,
-    "the plan. Review each one's words first — a task cut short or ambiguous shows up here, where the scripted model",
-    '(which follows the plan) never could show it; a task that reads well may only be beyond a model this small',
-    '(docs/local-model.md). Results: `cases/review/task-sanity.json`.',
+    `compared its calls with the ones the plan expects the task to lead to: **${summary.reachedPlan} reached every planned call** (with the`,
+    `plan's arguments), ${summary.onTheWay} called some of the planned tools, and **${summary.couldNotAct} called none of them**; ${summary.taskDone} did the task`,
+    `(its utility check held), ${summary.noToolCall} made no call at all. The ${stuck.length} tasks below are the ones it could not act on. Review each`,
+    "one's words first — a task cut short or ambiguous shows up here, where the scripted model (which follows the",
+    'plan) never could show it; a task that reads well may only be beyond a model this small (docs/local-model.md).',
+    'Every result: `cases/review/task-sanity.json`.',
     '',
     ...table(
-      ['family', 'environment', 'task', 'planned calls not made', 'what the model did'],
-      missed.map((r) => [
+      ['family', 'environment', 'task', 'planned tools', 'what the model did'],
+      stuck.map((r) => [
         `\`${r.family}\``,
         r.environment,
-        r.task.length > 160 ? `${r.task.slice(0, 157)}…` : r.task,
-        r.missing.map((m) => `\`${m.length > 70 ? `${m.slice(0, 67)}…` : m}\``).join(', '),
-        `${r.toolCalls} call${r.toolCalls === 1 ? '' : 's'}${r.refusedCalls ? ` (${r.refusedCalls} refused)` : ''}${r.answer ? `; said “${r.answer.length > 90 ? `${r.answer.slice(0, 87)}…` : r.answer}”` : ''}`,
+        clip(r.task, 160),
+        tools(r.planned).map((t) => `\`${t}\``).join(', '),
+        `${r.made.length ? r.made.map((m) => `\`${clip(m, 70)}\``).join(', ') : 'no call'}${r.answer ? `; said “${clip(r.answer, 90)}”` : ''}`,
       ]),
     ),
     '',

@@ -4,8 +4,9 @@ import { z } from 'zod';
 /**
  * The result of task sanity over the library (bench/task-sanity.ts): each scenario family's honest
  * task and each hand-written case's, given to a real model, and whether its run reached the calls
- * the plan expects. Committed at `cases/review/task-sanity.json`; `vera library report` lists the
- * families the model could not act on in docs/library.md, for review.
+ * the plan expects: all of them (with the plan's literal arguments), some of the planned tools, or none
+ * — then the model could not act on the task. Committed at `cases/review/task-sanity.json`;
+ * `vera library report` lists the tasks it could not act on in docs/library.md, for review.
  */
 export const TASK_SANITY_FILE = 'cases/review/task-sanity.json';
 
@@ -17,6 +18,10 @@ const entry = z.strictObject({
   /** The calls the plan expects the honest task to lead to, and the ones the run did not make. */
   planned: z.array(z.string()),
   missing: z.array(z.string()),
+  /** The calls the model made, in order (shortened). */
+  made: z.array(z.string()),
+  /** Planned tools (by name) it called at all: none means it could not act on the task. */
+  plannedToolsCalled: z.array(z.string()),
   toolCalls: z.number().int(),
   refusedCalls: z.number().int(),
   taskDone: z.boolean().optional(),
@@ -31,6 +36,8 @@ export const taskSanityFile = z.strictObject({
     date: z.string(),
     families: z.number().int(),
     reachedPlan: z.number().int(),
+    onTheWay: z.number().int(),
+    couldNotAct: z.number().int(),
     taskDone: z.number().int(),
     noToolCall: z.number().int(),
     minutes: z.number(),
