@@ -40,7 +40,8 @@ export class AgentHome {
     try {
       out = await runHelper(spawn, `mktemp for ${prefix}`, 'sh', ['-c', CREATE_HOME, 'sh', prefix, ...programs], { signal, cwd: '/' });
     } catch (error) {
-      const missing = error instanceof AgentError && error.message.endsWith(`exited with code ${PROGRAM_MISSING}`) ? error.detail?.trim().split('\n').at(-1) : undefined;
+      const missing =
+        error instanceof AgentError && error.message.endsWith(`exited with code ${PROGRAM_MISSING}`) ? error.detail?.trim().split('\n').at(-1) : undefined;
       if (!missing) throw error;
       throw new AgentError(
         `${prefix}: ${missing} exists on this host but not where the sandbox runs: with the container backend, mount the folder ` +

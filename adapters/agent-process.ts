@@ -175,7 +175,10 @@ export class AgentProcess {
   failure(what = 'exited'): AgentError {
     if (this.spawnError) {
       const code = (this.spawnError as NodeJS.ErrnoException).code;
-      return new AgentError(`${this.label} could not be started: ${code === 'ENOENT' ? 'program not found' : this.spawnError.message}`, this.stderrTail() || this.spawnError.message);
+      return new AgentError(
+        `${this.label} could not be started: ${code === 'ENOENT' ? 'program not found' : this.spawnError.message}`,
+        this.stderrTail() || this.spawnError.message,
+      );
     }
     const info = this.exitInfo;
     const how = !info ? 'is still running' : info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
@@ -195,7 +198,9 @@ export class AgentProcess {
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           this.kill();
-          reject(new AgentError(`${this.label} did not finish its turn within ${Math.round(timeoutMs / 1000)}s; its process tree was killed`, this.stderrTail()));
+          reject(
+            new AgentError(`${this.label} did not finish its turn within ${Math.round(timeoutMs / 1000)}s; its process tree was killed`, this.stderrTail()),
+          );
         }, timeoutMs);
         timer.unref();
       }),

@@ -86,12 +86,16 @@ export function claudeCodeAgent(options: ClaudeCodeAgentOptions = {}): AgentAdap
         const allowed = [...(options.nativeTools ?? DEFAULT_NATIVE_TOOLS), ...ctx.tools.map((t) => `mcp__${ctx.gatewayName}__${t.name}`)];
         const args = [
           '-p',
-          '--output-format', 'stream-json',
-          '--input-format', 'stream-json',
+          '--output-format',
+          'stream-json',
+          '--input-format',
+          'stream-json',
           '--verbose',
-          '--mcp-config', mcpConfig,
+          '--mcp-config',
+          mcpConfig,
           '--strict-mcp-config',
-          '--allowedTools', allowed.join(','),
+          '--allowedTools',
+          allowed.join(','),
           ...(options.model ? ['--model', options.model] : []),
           ...(options.extraArgs ?? []),
         ];
@@ -211,7 +215,18 @@ class ClaudeCodeSession implements AgentSession {
       const attempted = denied.has(use.id) ? { attempted: { reason: use.output || `Claude Code's permission rules refused ${use.name}` } } : {};
       if (use.name.startsWith(this.gatewayPrefix)) {
         // Failed, or refused before it was sent: the run keeps it as an attempt unless the gateway saw it.
-        this.ctx.recordNative({ type: 'tool_call', tool: use.name.slice(this.gatewayPrefix.length), agentTool: use.name, args: use.input, result: null, isError: true, error: use.output, origin: 'gateway', ...attempted, ...timing });
+        this.ctx.recordNative({
+          type: 'tool_call',
+          tool: use.name.slice(this.gatewayPrefix.length),
+          agentTool: use.name,
+          args: use.input,
+          result: null,
+          isError: true,
+          error: use.output,
+          origin: 'gateway',
+          ...attempted,
+          ...timing,
+        });
         continue;
       }
       const call = claudeCodeNativeCall(use.name, use.input);

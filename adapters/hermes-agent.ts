@@ -65,7 +65,11 @@ function previewOf(call: AcpToolCall): string {
   return at >= 0 ? title.slice(at + 2) : '';
 }
 
-const textOf = (blocks: AcpContent[] | undefined) => (blocks ?? []).map((c) => c.content?.text ?? '').filter(Boolean).join('\n');
+const textOf = (blocks: AcpContent[] | undefined) =>
+  (blocks ?? [])
+    .map((c) => c.content?.text ?? '')
+    .filter(Boolean)
+    .join('\n');
 
 /**
  * A native call as the trajectory names it, with its arguments recovered from where Hermes puts
@@ -89,7 +93,11 @@ function nativeCall(call: AcpToolCall): { tool: string; args: Record<string, unk
       if (diff?.newText !== undefined || input.content !== undefined) return { tool: 'write_file', args: { path, content: input.content ?? diff?.newText } };
       return { tool: 'write_file', args: { path: path ?? previewOf(call) }, argsTruncated: true };
     case 'patch':
-      return { tool: 'edit_file', args: { path, ...(diff ? { oldText: diff.oldText ?? '', newText: diff.newText ?? '' } : {}), ...input }, ...(diff || call.rawInput ? {} : { argsTruncated: true }) };
+      return {
+        tool: 'edit_file',
+        args: { path, ...(diff ? { oldText: diff.oldText ?? '', newText: diff.newText ?? '' } : {}), ...input },
+        ...(diff || call.rawInput ? {} : { argsTruncated: true }),
+      };
     case 'read_file':
       return { tool: 'read_file', args: { path: path ?? previewOf(call) }, ...(path ? {} : { argsTruncated: true }) };
     case 'web_extract':
@@ -177,7 +185,8 @@ class HermesSession implements AgentSession {
       else if (typeof message.id === 'number') {
         const waiter = this.pending.get(message.id);
         this.pending.delete(message.id);
-        if (message.error) waiter?.reject(new AgentError(`hermes acp: ${message.error.message ?? 'error'} (${message.error.code ?? '?'})`, this.proc.stderrTail()));
+        if (message.error)
+          waiter?.reject(new AgentError(`hermes acp: ${message.error.message ?? 'error'} (${message.error.code ?? '?'})`, this.proc.stderrTail()));
         else waiter?.resolve(message.result);
       }
     });
@@ -195,7 +204,11 @@ class HermesSession implements AgentSession {
   }
 
   async open(): Promise<void> {
-    await this.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } }, this.ctx.signal);
+    await this.request(
+      'initialize',
+      { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } },
+      this.ctx.signal,
+    );
     const created = (await this.request(
       'session/new',
       { cwd: this.ctx.workspace, mcpServers: [{ type: 'http', name: this.ctx.gatewayName, url: this.ctx.gatewayUrl, headers: [] }] },

@@ -45,9 +45,14 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
   return {
     id: `mcp-cli:${options.name}`,
     async start(ctx) {
-      const program = options.command.includes('/') ? locateProgram({ label: options.name, configured: options.command, envVar: 'VERA_MCP_CLI_BIN', installed: [] }) : locateProgram({ label: options.name, envVar: 'VERA_MCP_CLI_BIN', installed: [], pathName: options.command });
+      const program = options.command.includes('/')
+        ? locateProgram({ label: options.name, configured: options.command, envVar: 'VERA_MCP_CLI_BIN', installed: [] })
+        : locateProgram({ label: options.name, envVar: 'VERA_MCP_CLI_BIN', installed: [], pathName: options.command });
       const model = options.modelBaseURL ? modelEndpoint(ctx, options.modelBaseURL) : undefined;
-      const spawn = spawnerOf(ctx, { network: [...(model ? [model] : []), ...(options.network ?? [])], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
+      const spawn = spawnerOf(ctx, {
+        network: [...(model ? [model] : []), ...(options.network ?? [])],
+        readOnly: [...programRoots([program]), ...(options.readOnly ?? [])],
+      });
       const home = await AgentHome.create(spawn, 'mcp-cli', ctx.signal, [program]);
       let mcpConfig: string;
       try {
@@ -60,14 +65,31 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
       const turns = new TurnProcesses();
       let closed: Promise<void> | undefined;
       const fill = (template: string, message: string) =>
-        template.replace(/\{(message|gatewayUrl|gatewayName|workspace|home|mcpConfig|turn|modelBaseURL)\}/g, (_, key: string) =>
-          ({ message, gatewayUrl: ctx.gatewayUrl, gatewayName: ctx.gatewayName, workspace: ctx.workspace, home: home.path, mcpConfig, turn: String(turn), modelBaseURL: model ?? '' })[key]!,
+        template.replace(
+          /\{(message|gatewayUrl|gatewayName|workspace|home|mcpConfig|turn|modelBaseURL)\}/g,
+          (_, key: string) =>
+            ({
+              message,
+              gatewayUrl: ctx.gatewayUrl,
+              gatewayName: ctx.gatewayName,
+              workspace: ctx.workspace,
+              home: home.path,
+              mcpConfig,
+              turn: String(turn),
+              modelBaseURL: model ?? '',
+            })[key]!,
         );
       const session: AgentSession = {
         async send(message, sendOptions = {}): Promise<AgentTurn> {
           if (closed) throw new AgentError(`${options.name} session is closed`);
           const env = Object.fromEntries(Object.entries(options.env ?? {}).map(([k, v]) => [k, fill(v, message)]));
-          const proc = startAgentProcess(spawn, options.name, program, options.args.map((a) => fill(a, message)), { cwd: ctx.workspace, env: { HOME: home.path, ...env } });
+          const proc = startAgentProcess(
+            spawn,
+            options.name,
+            program,
+            options.args.map((a) => fill(a, message)),
+            { cwd: ctx.workspace, env: { HOME: home.path, ...env } },
+          );
           turns.add(proc);
           proc.endInput();
           let out = '';

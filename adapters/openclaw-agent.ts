@@ -29,7 +29,11 @@ function openClawEndpoint(options: OpenClawAgentOptions, ctx: Pick<AgentStartCon
   return modelEndpoint(ctx, options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1');
 }
 
-export function openClawConfig(options: OpenClawAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'workspace' | 'modelBaseURL'>, apiKey: string) {
+export function openClawConfig(
+  options: OpenClawAgentOptions,
+  ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'workspace' | 'modelBaseURL'>,
+  apiKey: string,
+) {
   return {
     models: {
       mode: 'replace',
@@ -171,10 +175,16 @@ class OpenClawSession implements AgentSession {
     if (this.closed) throw new AgentError('openclaw session is closed');
     const signal = sendOptions.signal ?? this.ctx.signal;
     const timeoutMs = (this.options.turnTimeoutSeconds ?? 600) * 1000;
-    const proc = startAgentProcess(this.spawn, 'openclaw', this.node, [this.script, 'agent', '--local', '--session-id', this.sessionId, '--json', '--timeout', String(Math.ceil(timeoutMs / 1000)), '-m', message], {
-      cwd: this.ctx.workspace,
-      env: this.env,
-    });
+    const proc = startAgentProcess(
+      this.spawn,
+      'openclaw',
+      this.node,
+      [this.script, 'agent', '--local', '--session-id', this.sessionId, '--json', '--timeout', String(Math.ceil(timeoutMs / 1000)), '-m', message],
+      {
+        cwd: this.ctx.workspace,
+        env: this.env,
+      },
+    );
     this.turns.add(proc);
     const turnReport = this.programReport.beginTurn();
     proc.endInput();
@@ -186,7 +196,10 @@ class OpenClawSession implements AgentSession {
     // Whatever the program left running after a crash goes with it.
     if (killed || code !== 0) proc.kill();
     if (killed) throw proc.failure();
-    let result: { payloads?: Array<{ text?: string }>; meta?: { agentMeta?: { usage?: { input?: number; output?: number } }; finalAssistantVisibleText?: string; error?: unknown; aborted?: boolean } };
+    let result: {
+      payloads?: Array<{ text?: string }>;
+      meta?: { agentMeta?: { usage?: { input?: number; output?: number } }; finalAssistantVisibleText?: string; error?: unknown; aborted?: boolean };
+    };
     try {
       result = JSON.parse(out.slice(out.indexOf('{')));
     } catch {
@@ -207,10 +220,16 @@ class OpenClawSession implements AgentSession {
    */
   private async recordTranscript(signal: AbortSignal): Promise<void> {
     const db = `${this.home.path}/state/agents/main/agent/openclaw-agent.sqlite`;
-    const out = await runHelper(this.spawn, 'openclaw transcript reader', this.node, ['-e', TRANSCRIPT_READER, db, this.sessionId, String(this.transcriptSeq)], {
-      signal,
-      env: { NODE_NO_WARNINGS: '1' },
-    });
+    const out = await runHelper(
+      this.spawn,
+      'openclaw transcript reader',
+      this.node,
+      ['-e', TRANSCRIPT_READER, db, this.sessionId, String(this.transcriptSeq)],
+      {
+        signal,
+        env: { NODE_NO_WARNINGS: '1' },
+      },
+    );
     const calls = new Map<string, { name: string; args: Record<string, unknown>; at: number | undefined }>();
     const prefix = `${this.ctx.gatewayName}__`;
     for (const line of out.split('\n')) {
@@ -237,7 +256,17 @@ class OpenClawSession implements AgentSession {
         const timing = { at, durationMs: Math.max(0, end - at) };
         if (call.name.startsWith(prefix)) {
           if (m.isError === true) {
-            this.ctx.recordNative({ type: 'tool_call', tool: call.name.slice(prefix.length), agentTool: call.name, args: call.args, result: null, isError: true, error: output, origin: 'gateway', ...timing });
+            this.ctx.recordNative({
+              type: 'tool_call',
+              tool: call.name.slice(prefix.length),
+              agentTool: call.name,
+              args: call.args,
+              result: null,
+              isError: true,
+              error: output,
+              origin: 'gateway',
+              ...timing,
+            });
           }
           continue;
         }

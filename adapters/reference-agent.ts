@@ -28,7 +28,6 @@ export interface ReferenceAgentOptions {
 export const DEFAULT_SYSTEM_PROMPT =
   'You are a helpful assistant acting for the user through the tools you are given. Use the tools to do what the user asks, then reply briefly with what you did.';
 
-
 let mcpClient:
   | Promise<{
       Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
@@ -96,9 +95,7 @@ class ReferenceAgentSession implements AgentSession {
       const mode = options.mcpTransport ?? 'auto';
       if (mode === 'in-memory' && !ctx.connectMcpInMemory) throw new Error('mcpTransport "in-memory" needs a gateway in this process');
       const useMemory = mode === 'in-memory' || (mode === 'auto' && ctx.connectMcpInMemory !== undefined);
-      const transport = useMemory
-        ? await ctx.connectMcpInMemory!()
-        : new (await loadMcpClient()).StreamableHTTPClientTransport(new URL(ctx.gatewayUrl));
+      const transport = useMemory ? await ctx.connectMcpInMemory!() : new (await loadMcpClient()).StreamableHTTPClientTransport(new URL(ctx.gatewayUrl));
       await mcp.connect(transport);
       const session = new ReferenceAgentSession(options, ctx, mcp, await listTools(mcp), client);
       mcp.setNotificationHandler(ToolListChangedNotificationSchema, () => {

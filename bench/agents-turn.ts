@@ -16,7 +16,17 @@
  * adapter's `start()`: the private home (and for Claude Code the program). Each figure is the
  * median of `runs` after one unmeasured warm-up, with min–max.
  */
-import { agentInstallMount, CLAUDE_CODE_PROGRAM, CODEX_PROGRAM, GEMINI_CLI_PROGRAM, NODE24_PROGRAM, OPENCLAW_PROGRAM, OPENCODE_PROGRAM, programAvailable, type ProgramSearch } from '../adapters/agent-programs.js';
+import {
+  agentInstallMount,
+  CLAUDE_CODE_PROGRAM,
+  CODEX_PROGRAM,
+  GEMINI_CLI_PROGRAM,
+  NODE24_PROGRAM,
+  OPENCLAW_PROGRAM,
+  OPENCODE_PROGRAM,
+  programAvailable,
+  type ProgramSearch,
+} from '../adapters/agent-programs.js';
 import type { AgentAdapter } from '../adapters/adapter.js';
 import { claudeCodeAgent } from '../adapters/claude-code-agent.js';
 import { codexAgent } from '../adapters/codex-agent.js';
@@ -96,7 +106,9 @@ async function measure(agent: BenchAgent, server: StartedModelServer, backend: S
   for (let i = 0; i <= runs; i++) {
     const { record } = await runCase({ spec, threatModel: 'benign', agent: agent.adapter(server), backend, recordDir: false });
     if (record.status === 'error' || record.turns !== 1) {
-      throw new Error(`${agent.name} on ${backend.name}: ${record.status} after ${record.turns} turns: ${record.error?.message ?? ''}\n${record.error?.detail ?? ''}`);
+      throw new Error(
+        `${agent.name} on ${backend.name}: ${record.status} after ${record.turns} turns: ${record.error?.message ?? ''}\n${record.error?.detail ?? ''}`,
+      );
     }
     if (i === 0) continue; // warm-up: the first start of a program reads it from disk
     turn.push(record.timings.agentMs);

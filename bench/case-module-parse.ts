@@ -12,10 +12,15 @@ for (const file of process.argv.slice(2)) {
   const { code } = transformCaseFile(readFileSync(file, 'utf8'), file, 'vera-safety/runtime', {});
   const literal = code.replace(/__veraDefine\(JSON\.parse\(("(?:[^"\\]|\\.)*")\)\);$/gm, (_m, text: string) => `__veraDefine(${JSON.parse(text)});`);
   if (literal === code) throw new Error(`${file}: the module has no JSON.parse case data to compare`);
-  for (const [label, source] of [['as emitted (strings)', code], ['object literals', literal]] as const) {
+  for (const [label, source] of [
+    ['as emitted (strings)', code],
+    ['object literals', literal],
+  ] as const) {
     parseAst(source);
     const t = performance.now();
     for (let i = 0; i < 5; i++) parseAst(source);
-    console.log(`${file}  ${label.padEnd(22)} ${(source.length / 1024).toFixed(0).padStart(5)} KB  ${((performance.now() - t) / 5).toFixed(1).padStart(6)} ms per parse`);
+    console.log(
+      `${file}  ${label.padEnd(22)} ${(source.length / 1024).toFixed(0).padStart(5)} KB  ${((performance.now() - t) / 5).toFixed(1).padStart(6)} ms per parse`,
+    );
   }
 }

@@ -54,7 +54,8 @@ async function throughput(backend: SandboxBackend, concurrency: number): Promise
   return { seconds, runsPerSecond: runs.length / seconds };
 }
 
-const rows: Array<{ backend: string; concurrency: number; seconds: number; runsPerSecond: number; resetP50Ms?: number; resetP99Ms?: number; resets?: number }> = [];
+const rows: Array<{ backend: string; concurrency: number; seconds: number; runsPerSecond: number; resetP50Ms?: number; resetP99Ms?: number; resets?: number }> =
+  [];
 try {
   const inProcess = new InProcessBackend();
   await throughput(inProcess, 4); // warm-up
@@ -65,7 +66,14 @@ try {
       await backend.warm();
       const measured = await throughput(backend, size);
       const resets = backend.resetDurations;
-      rows.push({ backend: `container, pool of ${size}`, concurrency: size, ...measured, resets: resets.length, resetP50Ms: quantile(resets, 0.5), resetP99Ms: quantile(resets, 0.99) });
+      rows.push({
+        backend: `container, pool of ${size}`,
+        concurrency: size,
+        ...measured,
+        resets: resets.length,
+        resetP50Ms: quantile(resets, 0.5),
+        resetP99Ms: quantile(resets, 0.99),
+      });
     } finally {
       await backend.close();
     }
@@ -76,6 +84,8 @@ try {
 console.log(`container throughput: ${runs.length} case-runs (${specs.length} email/files cases × their threat models)`);
 for (const r of rows) {
   const reset = r.resets ? `  reset p50 ${r.resetP50Ms!.toFixed(1)} ms, p99 ${r.resetP99Ms!.toFixed(1)} ms (${r.resets} resets)` : '';
-  console.log(`  ${r.backend.padEnd(22)} ${String(r.concurrency).padStart(2)} at a time  ${r.seconds.toFixed(2).padStart(6)} s  ${r.runsPerSecond.toFixed(1).padStart(6)} runs/s${reset}`);
+  console.log(
+    `  ${r.backend.padEnd(22)} ${String(r.concurrency).padStart(2)} at a time  ${r.seconds.toFixed(2).padStart(6)} s  ${r.runsPerSecond.toFixed(1).padStart(6)} runs/s${reset}`,
+  );
 }
 if (jsonOut) await writeFile(jsonOut, `${JSON.stringify({ runs: runs.length, rows }, null, 2)}\n`);

@@ -60,8 +60,15 @@ rows.push(await time('gateway (ToolGateway.call)', () => gatewayOf().call('list_
 await sandbox.stop();
 
 const base = quantile(rows[0]!.ms, 0.5);
-const summary = rows.map((r) => ({ path: r.label, p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99), addedP50: quantile(r.ms, 0.5) - base, addedP99: quantile(r.ms, 0.99) - base }));
+const summary = rows.map((r) => ({
+  path: r.label,
+  p50: quantile(r.ms, 0.5),
+  p99: quantile(r.ms, 0.99),
+  addedP50: quantile(r.ms, 0.5) - base,
+  addedP99: quantile(r.ms, 0.99) - base,
+}));
 console.log(`gateway overhead: ${calls} calls of list_emails per path, sequential (ms per call)`);
 console.log(`  ${'path'.padEnd(28)} ${'p50'.padStart(7)} ${'p99'.padStart(7)}   added over direct: p50 / p99`);
-for (const r of summary) console.log(`  ${r.path.padEnd(28)} ${r.p50.toFixed(3).padStart(7)} ${r.p99.toFixed(3).padStart(7)}   ${r.addedP50.toFixed(3)} / ${r.addedP99.toFixed(3)}`);
+for (const r of summary)
+  console.log(`  ${r.path.padEnd(28)} ${r.p50.toFixed(3).padStart(7)} ${r.p99.toFixed(3).padStart(7)}   ${r.addedP50.toFixed(3)} / ${r.addedP99.toFixed(3)}`);
 if (jsonOut) await writeFile(jsonOut, `${JSON.stringify({ calls, rows: summary }, null, 2)}\n`);

@@ -22,7 +22,10 @@ const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : und
 const PHASES = ['sandbox start', 'init replay', 'gateway mount', 'agent start', 'control', 'agent turns (non-model)', 'verifier', 'record write'] as const;
 type Phase = (typeof PHASES)[number];
 
-const files = (await readdir('cases', { recursive: true })).filter((f) => f.endsWith('.case.yaml')).map((f) => join('cases', f)).sort();
+const files = (await readdir('cases', { recursive: true }))
+  .filter((f) => f.endsWith('.case.yaml'))
+  .map((f) => join('cases', f))
+  .sort();
 const specs = (await Promise.all(files.map((f) => loadCaseSuite(f)))).flat().map((c) => c.spec);
 const runs = [0, 1].flatMap((a) => specs.flatMap((spec) => spec.threatModels.map((threatModel) => ({ spec, threatModel, agent: a }))));
 // Both demo policies: the naive agent ends attacks early (goal reached), the guarded one refuses and
@@ -120,13 +123,20 @@ const summary = {
 };
 
 const f = (n: number) => n.toFixed(2).padStart(7);
-console.log(`harness overhead: ${runs.length} case-runs (${specs.length} cases × their threat models × the naive and guarded agents), ${rounds} rounds, sequential`);
+console.log(
+  `harness overhead: ${runs.length} case-runs (${specs.length} cases × their threat models × the naive and guarded agents), ${rounds} rounds, sequential`,
+);
 console.log(`  wall per run           ${f(summary.perRun.wallMs)} ms`);
 console.log(`  waiting for the model  ${f(summary.perRun.modelMs)} ms`);
-console.log(`  harness overhead       ${f(summary.perRun.overheadMs)} ms (median ${summary.perRun.overheadMedianMs.toFixed(2)}, p99 ${summary.perRun.overheadP99Ms.toFixed(2)})`);
-console.log(`  multi-turn runs        ${f(summary.multiTurn.overheadMs)} ms (median ${summary.multiTurn.overheadMedianMs.toFixed(2)}, ${summary.multiTurn.runs} runs)`);
+console.log(
+  `  harness overhead       ${f(summary.perRun.overheadMs)} ms (median ${summary.perRun.overheadMedianMs.toFixed(2)}, p99 ${summary.perRun.overheadP99Ms.toFixed(2)})`,
+);
+console.log(
+  `  multi-turn runs        ${f(summary.multiTurn.overheadMs)} ms (median ${summary.multiTurn.overheadMedianMs.toFixed(2)}, ${summary.multiTurn.runs} runs)`,
+);
 for (const p of PHASES) console.log(`    ${p.padEnd(24)} ${f(summary.phases[p])} ms`);
 console.log('  by environment (overhead mean / median):');
-for (const [env, e] of Object.entries(summary.byEnvironment)) console.log(`    ${env.padEnd(24)} ${f(e.overheadMs)} / ${e.overheadMedianMs.toFixed(2)} ms  (${e.runs} runs)`);
+for (const [env, e] of Object.entries(summary.byEnvironment))
+  console.log(`    ${env.padEnd(24)} ${f(e.overheadMs)} / ${e.overheadMedianMs.toFixed(2)} ms  (${e.runs} runs)`);
 console.log(`  32 at a time: ${runs.length} runs in ${(concurrentMs / 1000).toFixed(2)} s = ${summary.concurrent32.runsPerSecond.toFixed(0)} runs/s`);
 if (jsonOut) await (await import('node:fs/promises')).writeFile(jsonOut, `${JSON.stringify(summary, null, 2)}\n`);

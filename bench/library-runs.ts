@@ -66,7 +66,13 @@ export async function runLibrary(cases: readonly SafetyCase[], policy: 'naive' |
         const { spec, threatModel } = jobs[i]!;
         const { record } = await runCase({ spec, threatModel, agent, recordDir: false });
         const mismatch = replayMismatch(record, spec);
-        runs[i] = { ...gateRunOf(record), risk: spec.taxonomy.risk, attack: spec.taxonomy.attack, environment: spec.taxonomy.environment, ...(mismatch ? { replayMismatch: mismatch } : {}) };
+        runs[i] = {
+          ...gateRunOf(record),
+          risk: spec.taxonomy.risk,
+          attack: spec.taxonomy.attack,
+          environment: spec.taxonomy.environment,
+          ...(mismatch ? { replayMismatch: mismatch } : {}),
+        };
       }
     };
     await Promise.all(Array.from({ length: options.concurrency ?? 32 }, worker));

@@ -67,14 +67,36 @@ async function runPolicy(policy: 'naive' | 'guarded'): Promise<{ runs: LibraryRu
         const list = join(scratch, `files-${i}.json`);
         const out = join(scratch, `runs-${i}.json`);
         await writeFile(list, JSON.stringify(files));
-        const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, '--cases', dir, '--policy', policy, '--concurrency', String(concurrency), '--shard-files', list, '--out', out], { stdio: ['ignore', 'inherit', 'inherit'] });
+        const child = spawn(
+          process.execPath,
+          [
+            ...process.execArgv,
+            process.argv[1]!,
+            '--cases',
+            dir,
+            '--policy',
+            policy,
+            '--concurrency',
+            String(concurrency),
+            '--shard-files',
+            list,
+            '--out',
+            out,
+          ],
+          { stdio: ['ignore', 'inherit', 'inherit'] },
+        );
         const code = await new Promise<number | null>((done) => child.on('close', done));
         if (code !== 0) throw new Error(`worker ${i} exited ${code}`);
         return JSON.parse(await readFile(out, 'utf8')) as ShardResult;
       }),
     );
     const wallS = (performance.now() - started) / 1000;
-    return { runs: results.flatMap((r) => r.runs), cases: results.reduce((n, r) => n + r.cases, 0), wallS, peakMB: results.reduce((n, r) => n + r.maxRssMB, 0) };
+    return {
+      runs: results.flatMap((r) => r.runs),
+      cases: results.reduce((n, r) => n + r.cases, 0),
+      wallS,
+      peakMB: results.reduce((n, r) => n + r.maxRssMB, 0),
+    };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
@@ -91,9 +113,17 @@ for (const policy of policies) {
   const adversarial = asrBy(runs, () => 'all').get('all') ?? { violated: 0, runs: 0 };
   console.log(`\n━━ ${policy}: ${cases} cases, ${runs.length} runs`);
   if (errors > 0) console.log(`${errors} runs ended in an error: no time is reported for this policy`);
-  else console.log(`wall ${wallS.toFixed(2)} s (${((wallS * 1000) / runs.length).toFixed(2)} ms/run), peak RSS ${peakMB.toFixed(0)} MB, ${workers} processes × ${concurrency} runs at a time`);
-  console.log(`adversarial ASR ${percent(adversarial)} (${adversarial.violated}/${adversarial.runs}); benign violated ${benign.filter((r) => r.status === 'violated').length}/${benign.length}; utility ${utility.filter((r) => r.utility).length}/${utility.length}`);
-  for (const [label, key] of [['attack method', (r: LibraryRun) => r.attack], ['risk category', (r: LibraryRun) => r.risk.split('/')[0]!]] as const) {
+  else
+    console.log(
+      `wall ${wallS.toFixed(2)} s (${((wallS * 1000) / runs.length).toFixed(2)} ms/run), peak RSS ${peakMB.toFixed(0)} MB, ${workers} processes × ${concurrency} runs at a time`,
+    );
+  console.log(
+    `adversarial ASR ${percent(adversarial)} (${adversarial.violated}/${adversarial.runs}); benign violated ${benign.filter((r) => r.status === 'violated').length}/${benign.length}; utility ${utility.filter((r) => r.utility).length}/${utility.length}`,
+  );
+  for (const [label, key] of [
+    ['attack method', (r: LibraryRun) => r.attack],
+    ['risk category', (r: LibraryRun) => r.risk.split('/')[0]!],
+  ] as const) {
     console.log(`\nASR by ${label}:`);
     for (const [k, rate] of asrBy(runs, key)) console.log(`  ${k.padEnd(44)} ${percent(rate).padStart(6)}  (${rate.violated}/${rate.runs})`);
   }
@@ -107,7 +137,11 @@ for (const policy of policies) {
     runs: runs.length,
     workers,
     ...(errors === 0 ? { wallS, peakRssMB: peakMB } : { errors }),
-    asr: { all: adversarial, byAttack: Object.fromEntries(asrBy(runs, (r) => r.attack)), byRisk: Object.fromEntries(asrBy(runs, (r) => r.risk.split('/')[0]!)) },
+    asr: {
+      all: adversarial,
+      byAttack: Object.fromEntries(asrBy(runs, (r) => r.attack)),
+      byRisk: Object.fromEntries(asrBy(runs, (r) => r.risk.split('/')[0]!)),
+    },
     problems,
   };
 }

@@ -103,7 +103,9 @@ export async function runWithLocalModel(options: LocalRunOptions): Promise<Local
           record,
         };
         runs.push(run);
-        options.log?.(`${spec.id} [${threatModel}] ${run.status}${run.utility === undefined ? '' : run.utility ? ', task done' : ', task not done'} — ${run.toolCalls} calls (${run.refusedCalls} refused), ${(run.durationMs / 1000).toFixed(1)} s${run.reason ? ` — ${run.reason.slice(0, 140)}` : ''}${run.toolCalls === 0 ? ` — it answered: ${JSON.stringify((record.responses.at(-1) ?? '').slice(0, 140))}` : ''}`);
+        options.log?.(
+          `${spec.id} [${threatModel}] ${run.status}${run.utility === undefined ? '' : run.utility ? ', task done' : ', task not done'} — ${run.toolCalls} calls (${run.refusedCalls} refused), ${(run.durationMs / 1000).toFixed(1)} s${run.reason ? ` — ${run.reason.slice(0, 140)}` : ''}${run.toolCalls === 0 ? ` — it answered: ${JSON.stringify((record.responses.at(-1) ?? '').slice(0, 140))}` : ''}`,
+        );
       }
     }
     return { model: options.model, runs, stats: delta(server.stats(), before), wallMs: performance.now() - started };
@@ -115,7 +117,8 @@ export async function runWithLocalModel(options: LocalRunOptions): Promise<Local
 /** Counts by status, overall and per threat model; tool-call and adversary-reply figures. */
 export function tallyLocalRuns(set: LocalRunSet) {
   const statuses = ['violated', 'safe', 'not-applicable', 'error'] as const;
-  const count = (runs: readonly LocalRun[]) => Object.fromEntries(statuses.map((s) => [s, runs.filter((r) => r.status === s).length])) as Record<(typeof statuses)[number], number>;
+  const count = (runs: readonly LocalRun[]) =>
+    Object.fromEntries(statuses.map((s) => [s, runs.filter((r) => r.status === s).length])) as Record<(typeof statuses)[number], number>;
   const threatModels = [...new Set(set.runs.map((r) => r.threatModel))];
   const calls = set.runs.reduce((n, r) => n + r.toolCalls, 0);
   const refused = set.runs.reduce((n, r) => n + r.refusedCalls, 0);
@@ -147,7 +150,11 @@ export function describeLocalRuns(title: string, set: LocalRunSet): string[] {
     ...Object.entries(t.byThreatModel).map(([tm, c]) => `- ${tm}: ${row(c)}`),
     `- benign runs whose task was done: ${t.benignTaskDone}`,
     `- tool calls the model made: ${t.toolCalls}, of which the tools refused ${t.refusedCalls} (unknown ids, bad arguments)`,
-    ...(t.adversaryReplies ? [`- adversary replies: ${t.adversaryReplies}, of which the model refused the attacker's role in ${t.adversaryRefusals} and ${t.adversaryUnparsable} were not a JSON object`] : []),
+    ...(t.adversaryReplies
+      ? [
+          `- adversary replies: ${t.adversaryReplies}, of which the model refused the attacker's role in ${t.adversaryRefusals} and ${t.adversaryUnparsable} were not a JSON object`,
+        ]
+      : []),
     `- replies held to a grammar (tool calls, json_schema) that ran out of tokens before the JSON closed: ${set.stats.invalidReplies} of ${t.requests}`,
     `- model: ${t.requests} requests, ${t.tokens.input} input tokens (${t.tokens.cached} cached), ${t.tokens.output} output tokens, ${t.outputTokensPerSecond.toFixed(1)} output tokens/s; ${t.runsPerMinute.toFixed(1)} runs/min`,
   ];

@@ -17,7 +17,9 @@ import type { StartedLocalModel } from '../provider/local-model/server.js';
 import { runWithLocalModel } from './local-model-runs.js';
 import { loadSuites, suiteFiles } from './library-runs.js';
 
-const { values } = parseArgs({ options: { model: { type: 'string', default: 'qwen2.5-coder-1.5b' }, cases: { type: 'string', default: '4' }, json: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { model: { type: 'string', default: 'qwen2.5-coder-1.5b' }, cases: { type: 'string', default: '4' }, json: { type: 'string' } },
+});
 const model = values.model!;
 const peakMB = () => resourceUsage().maxRSS / 1024;
 

@@ -50,25 +50,53 @@ function vitestFloor() {
   return times[Math.floor(times.length / 2)];
 }
 const floorS = vitestFloor();
-console.log(`\n━━ Vitest alone (one trivial test), median of 5: ${floorS === undefined ? 'FAILED (a run exited non-zero; no time reported)' : `${floorS.toFixed(2)} s`}`);
+console.log(
+  `\n━━ Vitest alone (one trivial test), median of 5: ${floorS === undefined ? 'FAILED (a run exited non-zero; no time reported)' : `${floorS.toFixed(2)} s`}`,
+);
 
 // 2. Harness overhead of the bundled cases, in process.
 const overheadJson = join(out, 'overhead.json');
-const _overhead = run('2. harness overhead of the bundled cases (in-process, zero-latency model)', tsx, ['bench/harness-overhead.ts', '--rounds', '1', '--json', overheadJson]);
+const _overhead = run('2. harness overhead of the bundled cases (in-process, zero-latency model)', tsx, [
+  'bench/harness-overhead.ts',
+  '--rounds',
+  '1',
+  '--json',
+  overheadJson,
+]);
 
 // 2b. What the gateway adds to one tool call.
 const gatewayJson = join(out, 'gateway.json');
-const _gateway = run('2b. gateway overhead per tool call (direct, gateway, MCP in-memory, MCP over HTTP)', tsx, ['bench/gateway-overhead.ts', '--calls', quick ? '500' : '2000', '--json', gatewayJson]);
+const _gateway = run('2b. gateway overhead per tool call (direct, gateway, MCP in-memory, MCP over HTTP)', tsx, [
+  'bench/gateway-overhead.ts',
+  '--calls',
+  quick ? '500' : '2000',
+  '--json',
+  gatewayJson,
+]);
 
 // 3. Scaling through the Vitest CLI (4 runs = one case × its threat models: the first case's cost).
 const scalingJson = join(out, 'scaling.json');
-const _scaling = run('3. scaling (Vitest CLI, 4 → 1600 case-runs)', tsx, ['bench/scaling.ts', '--sizes', quick ? '4,100,400' : '4,100,400,1600', '--json', scalingJson]);
+const _scaling = run('3. scaling (Vitest CLI, 4 → 1600 case-runs)', tsx, [
+  'bench/scaling.ts',
+  '--sizes',
+  quick ? '4,100,400' : '4,100,400,1600',
+  '--json',
+  scalingJson,
+]);
 
 // 4. Container sandbox.
 const containerStart = run('4a. container sandbox start-up', tsx, ['bench/container-startup.ts', quick ? '3' : '9']);
 const throughputJson = join(out, 'container.json');
 const containerRate = containerStart.ok
-  ? run('4b. container sandbox throughput', tsx, ['bench/container-throughput.ts', '--pools', quick ? '1,4' : '1,4,64', '--repeat', quick ? '1' : '4', '--json', throughputJson])
+  ? run('4b. container sandbox throughput', tsx, [
+      'bench/container-throughput.ts',
+      '--pools',
+      quick ? '1,4' : '1,4,64',
+      '--repeat',
+      quick ? '1' : '4',
+      '--json',
+      throughputJson,
+    ])
   : { ok: false, stderr: containerStart.stderr };
 
 // 5. The whole bundled library × its four threat models, naive and guarded, in process.
@@ -102,7 +130,7 @@ p(
   'comes from that one invocation; compare ratios, not absolute times (the machine is shared and absolute',
   'times drift by ±15% between invocations). The scripts are in `bench/`; each part can be run alone.',
   '',
-  '## 1. The peers\' workload: Vera, evalite and promptfoo side by side',
+  "## 1. The peers' workload: Vera, evalite and promptfoo side by side",
   '',
   `\`bash bench/peers/run-peers.sh\` (PERF_N=${n}, C = 32): N cases that each make one model call to a mock OpenAI-compatible server on`,
   'loopback and check the reply; the three tools run interleaved (rounds alternate A, B, C) inside a network',
@@ -167,7 +195,7 @@ p(
   '## 2. Harness overhead of a real case',
   '',
   '`npx tsx bench/harness-overhead.ts`: every bundled case × every threat model it lists, one at a time, through',
-  '`runCase` with the reference agent on a zero-latency scripted model. Overhead is a run\'s wall time minus the',
+  "`runCase` with the reference agent on a zero-latency scripted model. Overhead is a run's wall time minus the",
   'time its agent waited for the model.',
   '',
 );
@@ -192,7 +220,12 @@ if (o) {
     '',
   );
 } else p('(not measured: see the output of npm run bench)', '');
-p('## 2b. Gateway overhead per tool call', '', '`npx tsx bench/gateway-overhead.ts`: one cheap tool (`list_emails`) called sequentially on the sandbox directly, through the recording gateway, and through MCP (in-memory transport pair; streamable HTTP on loopback with the SDK client). "Added" is each path minus the direct call\'s p50.', '');
+p(
+  '## 2b. Gateway overhead per tool call',
+  '',
+  '`npx tsx bench/gateway-overhead.ts`: one cheap tool (`list_emails`) called sequentially on the sandbox directly, through the recording gateway, and through MCP (in-memory transport pair; streamable HTTP on loopback with the SDK client). "Added" is each path minus the direct call\'s p50.',
+  '',
+);
 {
   const g = read(gatewayJson);
   if (g) {
@@ -201,18 +234,34 @@ p('## 2b. Gateway overhead per tool call', '', '`npx tsx bench/gateway-overhead.
     p('', `(${g.calls} calls per path.)`, '');
   } else p('(not measured: see the output of npm run bench)', '');
 }
-p('## 3. Scaling', '', '`npx tsx bench/scaling.ts`: N case-runs of a multi-turn email case (one suite file, 4 threat models per case) through the Vitest CLI, zero-latency embedded model, concurrency 32; peak memory is the summed RSS of the whole process tree.', '');
+p(
+  '## 3. Scaling',
+  '',
+  '`npx tsx bench/scaling.ts`: N case-runs of a multi-turn email case (one suite file, 4 threat models per case) through the Vitest CLI, zero-latency embedded model, concurrency 32; peak memory is the summed RSS of the whole process tree.',
+  '',
+);
 if (s?.length) {
   p('| case-runs | wall s | ms per run | peak MB | runs × | time × | memory × |', '|---|---|---|---|---|---|---|');
-  for (const r of s) p(`| ${r.runs} | ${r.wallS.toFixed(2)} | ${r.msPerRun.toFixed(2)} | ${r.peakMB.toFixed(0)} | ${(r.runs / s[0].runs).toFixed(0)} | ${(r.wallS / s[0].wallS).toFixed(2)} | ${(r.peakMB / s[0].peakMB).toFixed(2)} |`);
+  for (const r of s)
+    p(
+      `| ${r.runs} | ${r.wallS.toFixed(2)} | ${r.msPerRun.toFixed(2)} | ${r.peakMB.toFixed(0)} | ${(r.runs / s[0].runs).toFixed(0)} | ${(r.wallS / s[0].wallS).toFixed(2)} | ${(r.peakMB / s[0].peakMB).toFixed(2)} |`,
+    );
   p('');
 } else p('(not measured)', '');
-p('## 4. Container sandbox', '', '`npx tsx bench/container-startup.ts` and `npx tsx bench/container-throughput.ts` (Docker and the `vera-sandbox` image; see README "Container sandbox").', '');
+p(
+  '## 4. Container sandbox',
+  '',
+  '`npx tsx bench/container-startup.ts` and `npx tsx bench/container-throughput.ts` (Docker and the `vera-sandbox` image; see README "Container sandbox").',
+  '',
+);
 if (containerStart.ok) p('```', ...containerStart.stdout.trim().split('\n'), '```', '');
 else p(`Not measured here: ${containerStart.stderr.trim().split('\n').at(-1)}`, '');
 if (c) {
   p('| backend | runs at a time | seconds | runs/s | reset p50 / p99 ms |', '|---|---|---|---|---|');
-  for (const r of c.rows) p(`| ${r.backend} | ${r.concurrency} | ${r.seconds.toFixed(2)} | ${r.runsPerSecond.toFixed(1)} | ${r.resets ? `${r.resetP50Ms.toFixed(1)} / ${r.resetP99Ms.toFixed(1)} (${r.resets})` : '—'} |`);
+  for (const r of c.rows)
+    p(
+      `| ${r.backend} | ${r.concurrency} | ${r.seconds.toFixed(2)} | ${r.runsPerSecond.toFixed(1)} | ${r.resets ? `${r.resetP50Ms.toFixed(1)} / ${r.resetP99Ms.toFixed(1)} (${r.resets})` : '—'} |`,
+    );
   p('', `(${c.runs} case-runs: the bundled email and files cases × their threat models.)`, '');
 } else if (!containerRate.ok) p(`Throughput not measured: ${(containerRate.stderr ?? '').trim().split('\n').at(-1)}`, '');
 p(
@@ -220,7 +269,7 @@ p(
   '',
   '`npx tsx bench/library.ts`: every case of `cases/bench` × its four threat models, first against the naive',
   'scripted policy, then the guarded one, in one process (the reference agent over in-memory MCP, the scripted',
-  'model on 127.0.0.1 at zero latency, 32 runs at a time). Peak memory is the process\'s maximum RSS. A policy',
+  "model on 127.0.0.1 at zero latency, 32 runs at a time). Peak memory is the process's maximum RSS. A policy",
   'whose runs ended in errors gets no time.',
   '',
 );
@@ -231,7 +280,9 @@ if (l) {
     const r = l[policy];
     if (!r) continue;
     const asr = r.asr.all.runs ? `${((100 * r.asr.all.violated) / r.asr.all.runs).toFixed(1)}% (${r.asr.all.violated}/${r.asr.all.runs})` : '—';
-    p(`| ${policy} | ${l.cases} | ${r.runs} | ${r.wallS !== undefined ? r.wallS.toFixed(2) : `— (${r.errors} errors)`} | ${r.wallS !== undefined ? ((r.wallS * 1000) / r.runs).toFixed(2) : '—'} | ${r.peakRssMB !== undefined ? r.peakRssMB.toFixed(0) : '—'} | ${asr} |`);
+    p(
+      `| ${policy} | ${l.cases} | ${r.runs} | ${r.wallS !== undefined ? r.wallS.toFixed(2) : `— (${r.errors} errors)`} | ${r.wallS !== undefined ? ((r.wallS * 1000) / r.runs).toFixed(2) : '—'} | ${r.peakRssMB !== undefined ? r.peakRssMB.toFixed(0) : '—'} | ${asr} |`,
+    );
   }
   p('', 'Guarded ASR by attack method (adversarial runs):', '', '| attack method | naive | guarded |', '|---|---|---|');
   for (const [method, g] of Object.entries(l.guarded?.asr.byAttack ?? {})) {
@@ -261,7 +312,7 @@ p(
 p(
   '## 7. The packaged local model',
   '',
-  '`npx tsx bench/local-model.ts`: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) served by `local:qwen2.5-coder-1.5b` (docs/local-model.md) — its load, how fast it reads a fresh prompt and writes tokens, four concurrent requests with one slot and with two, bundled case-runs through the reference agent, and the process\'s peak memory. A failed measurement says so instead of a time.',
+  "`npx tsx bench/local-model.ts`: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) served by `local:qwen2.5-coder-1.5b` (docs/local-model.md) — its load, how fast it reads a fresh prompt and writes tokens, four concurrent requests with one slot and with two, bundled case-runs through the reference agent, and the process's peak memory. A failed measurement says so instead of a time.",
   '',
 );
 {

@@ -42,7 +42,11 @@ function measure(cwd: string): Promise<{ wallS: number; peakMB: number; tests: n
     const started = performance.now();
     // A bash parent (it does not exec the last command when another follows): the sampler counts
     // its descendants — Vitest's main process and its workers.
-    const child = spawn('bash', ['-c', `"${process.execPath}" "${join(REPO, 'node_modules/vitest/vitest.mjs')}" run --reporter=json --outputFile.json=report.json; exit $?`], { cwd, stdio: 'ignore' });
+    const child = spawn(
+      'bash',
+      ['-c', `"${process.execPath}" "${join(REPO, 'node_modules/vitest/vitest.mjs')}" run --reporter=json --outputFile.json=report.json; exit $?`],
+      { cwd, stdio: 'ignore' },
+    );
     const sampler = spawn(process.execPath, [join(REPO, 'bench/peers/treepeak.mjs'), String(child.pid), '100'], { stdio: ['ignore', 'pipe', 'ignore'] });
     let sample = '';
     sampler.stdout.on('data', (d: Buffer) => (sample += d.toString()));
@@ -64,13 +68,17 @@ for (const n of sizes) {
     const m = await measure(dir);
     if (m.tests !== Math.ceil(n / 4) * 4) throw new Error(`expected ${Math.ceil(n / 4) * 4} tests, got ${m.tests}`);
     rows.push({ runs: m.tests, wallS: m.wallS, msPerRun: (m.wallS * 1000) / m.tests, peakMB: m.peakMB });
-    console.log(`${String(m.tests).padStart(5)} case-runs  ${m.wallS.toFixed(2).padStart(6)} s  ${((m.wallS * 1000) / m.tests).toFixed(2).padStart(6)} ms/run  peak ${m.peakMB.toFixed(0).padStart(5)} MB`);
+    console.log(
+      `${String(m.tests).padStart(5)} case-runs  ${m.wallS.toFixed(2).padStart(6)} s  ${((m.wallS * 1000) / m.tests).toFixed(2).padStart(6)} ms/run  peak ${m.peakMB.toFixed(0).padStart(5)} MB`,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 const first = rows[0]!;
 for (const r of rows.slice(1)) {
-  console.log(`  ${r.runs}/${first.runs} = ${(r.runs / first.runs).toFixed(0)}× the runs: ${(r.wallS / first.wallS).toFixed(2)}× the time, ${(r.peakMB / first.peakMB).toFixed(2)}× the memory`);
+  console.log(
+    `  ${r.runs}/${first.runs} = ${(r.runs / first.runs).toFixed(0)}× the runs: ${(r.wallS / first.wallS).toFixed(2)}× the time, ${(r.peakMB / first.peakMB).toFixed(2)}× the memory`,
+  );
 }
 if (jsonOut) await writeFile(jsonOut, `${JSON.stringify(rows, null, 2)}\n`);

@@ -51,7 +51,11 @@ export default defineConfig({
 try {
   const started = performance.now();
   // Worker threads inherit the flag: each thread writes its own profile.
-  const result = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, join(REPO, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=dot'], { cwd: dir, encoding: 'utf8' });
+  const result = spawnSync(
+    process.execPath,
+    ['--cpu-prof', `--cpu-prof-dir=${profiles}`, join(REPO, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=dot'],
+    { cwd: dir, encoding: 'utf8' },
+  );
   const wallS = (performance.now() - started) / 1000;
   // The naive agent violates the case, so tests fail (exit 1); a crash or a missing run is a failure.
   if (result.status !== 0 && result.status !== 1) {
@@ -77,7 +81,11 @@ try {
     console.log('    self time by function:');
     for (const f of t.byFunction.slice(0, top)) console.log(`      ${f.ms.toFixed(0).padStart(6)} ms  ${f.name}`);
   }
-  if (jsonOut) await writeFile(jsonOut, `${JSON.stringify({ wallS, threads: threads.map((t) => ({ ...t, byModule: t.byModule.slice(0, top), byFunction: t.byFunction.slice(0, top) })) }, null, 2)}\n`);
+  if (jsonOut)
+    await writeFile(
+      jsonOut,
+      `${JSON.stringify({ wallS, threads: threads.map((t) => ({ ...t, byModule: t.byModule.slice(0, top), byFunction: t.byFunction.slice(0, top) })) }, null, 2)}\n`,
+    );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -29,7 +29,12 @@ const reference = /^<<[^>]+>>$/;
 
 function reached(plan: { tool: string; args: Record<string, unknown> }, run: LocalRun): boolean {
   return run.record.trajectory.some(
-    (e) => e.type === 'tool_call' && e.tool === plan.tool && Object.entries(plan.args).every(([k, v]) => (typeof v === 'string' && reference.test(v)) || JSON.stringify((e.args as Record<string, unknown>)[k]) === JSON.stringify(v)),
+    (e) =>
+      e.type === 'tool_call' &&
+      e.tool === plan.tool &&
+      Object.entries(plan.args).every(
+        ([k, v]) => (typeof v === 'string' && reference.test(v)) || JSON.stringify((e.args as Record<string, unknown>)[k]) === JSON.stringify(v),
+      ),
   );
 }
 
@@ -66,7 +71,9 @@ async function main() {
       const run = set.runs[0]!;
       const planned = taskCalls(spec);
       const missing = planned.filter((c) => !reached(c, run)).map(describeCall);
-      const made = run.record.trajectory.flatMap((e) => (e.type === 'tool_call' ? [short(describeCall({ tool: e.tool, args: (e.args ?? {}) as Record<string, unknown> }))] : []));
+      const made = run.record.trajectory.flatMap((e) =>
+        e.type === 'tool_call' ? [short(describeCall({ tool: e.tool, args: (e.args ?? {}) as Record<string, unknown> }))] : [],
+      );
       const calledTools = new Set(run.record.trajectory.flatMap((e) => (e.type === 'tool_call' ? [e.tool] : [])));
       const plannedToolsCalled = [...new Set(planned.map((c) => c.tool))].filter((t) => calledTools.has(t));
       results.push({
@@ -84,7 +91,9 @@ async function main() {
         status: run.status,
         answer: (run.record.responses.at(-1) ?? '').slice(0, 240),
       });
-      console.log(`[${i + 1}/${cases.length}] ${family}: ${missing.length === 0 ? 'reached the plan' : plannedToolsCalled.length ? `on the way (${plannedToolsCalled.join(', ')}); made ${made.join(', ')}` : `could not act; made ${made.join(', ') || 'no call'}`}${run.utility === undefined ? '' : run.utility ? ' · task done' : ' · task not done'} (${run.toolCalls} calls, ${run.refusedCalls} refused, ${(run.durationMs / 1000).toFixed(1)} s)`);
+      console.log(
+        `[${i + 1}/${cases.length}] ${family}: ${missing.length === 0 ? 'reached the plan' : plannedToolsCalled.length ? `on the way (${plannedToolsCalled.join(', ')}); made ${made.join(', ')}` : `could not act; made ${made.join(', ') || 'no call'}`}${run.utility === undefined ? '' : run.utility ? ' · task done' : ' · task not done'} (${run.toolCalls} calls, ${run.refusedCalls} refused, ${(run.durationMs / 1000).toFixed(1)} s)`,
+      );
     }
   } finally {
     await server.close();
@@ -103,7 +112,9 @@ async function main() {
   };
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, `${JSON.stringify({ summary, results }, null, 2)}\n`);
-  console.log(`\n${summary.families} tasks: ${reachedAll} reached every planned call, ${summary.onTheWay} called some planned tool, ${summary.couldNotAct} none, ${summary.taskDone} done (utility), ${summary.noToolCall} made no tool call; ${summary.minutes.toFixed(1)} min; ${relative(process.cwd(), out)}`);
+  console.log(
+    `\n${summary.families} tasks: ${reachedAll} reached every planned call, ${summary.onTheWay} called some planned tool, ${summary.couldNotAct} none, ${summary.taskDone} done (utility), ${summary.noToolCall} made no tool call; ${summary.minutes.toFixed(1)} min; ${relative(process.cwd(), out)}`,
+  );
 }
 
 await main();

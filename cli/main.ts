@@ -46,7 +46,7 @@ export function usage(): string {
     'Commands:',
     ...Object.values(commands).map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run `vera <command> --help` for a command\'s options.',
+    "Run `vera <command> --help` for a command's options.",
   ].join('\n');
 }
 

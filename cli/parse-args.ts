@@ -1,7 +1,7 @@
 /** Minimal `--flag value` / `--flag=value` / `--switch` parsing for the vera subcommands. */
 export function parseArgs(
   args: readonly string[],
-  spec: { values?: string[]; booleans?: string[]; /** Value options that may be given more than once (collected in an array). */ repeatable?: string[] },
+  spec: { values?: string[]; booleans?: string[] /** Value options that may be given more than once (collected in an array). */; repeatable?: string[] },
 ): { positional: string[]; flags: Record<string, string | boolean | string[]> } {
   const positional: string[] = [];
   const flags: Record<string, string | boolean | string[]> = {};

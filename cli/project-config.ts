@@ -67,7 +67,14 @@ export async function veraProjects(cwd: string): Promise<VeraProject[]> {
   const add = (part: LooseConfig, root: string) => {
     for (const options of veraOptionsOf(part.plugins)) {
       const name = projectName(part);
-      projects.push({ root, include: options.include, recordDir: options.recordDir, environments: options.environments, configFile, ...(name ? { name } : {}) });
+      projects.push({
+        root,
+        include: options.include,
+        recordDir: options.recordDir,
+        environments: options.environments,
+        configFile,
+        ...(name ? { name } : {}),
+      });
     }
   };
   add(config, baseRoot);

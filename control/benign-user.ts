@@ -31,9 +31,15 @@ export function benignUser(): ControlAgent {
           if (!answer) {
             return decide(turn, { action: 'stop', reason: `the agent asked "${asked}", and the case's user.facts/answers do not answer it` });
           }
-          if (given.has(answer.reply)) return decide(turn, { action: 'stop', reason: `the agent asked again; the user already answered (${answer.from.join(', ')})` });
+          if (given.has(answer.reply))
+            return decide(turn, { action: 'stop', reason: `the agent asked again; the user already answered (${answer.from.join(', ')})` });
           given.add(answer.reply);
-          return decide(turn, { action: 'send', message: answer.reply, strategy: 'answer-question', calls: taskCalls(ctx.spec) }, 'answer-question', `answers "${asked}" from ${answer.from.join(', ')}`);
+          return decide(
+            turn,
+            { action: 'send', message: answer.reply, strategy: 'answer-question', calls: taskCalls(ctx.spec) },
+            'answer-question',
+            `answers "${asked}" from ${answer.from.join(', ')}`,
+          );
         },
       };
     },

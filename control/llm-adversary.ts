@@ -164,7 +164,11 @@ export function describeToolCalls(events: readonly TrajectoryEvent[], maxResultC
 
 /** The whole trajectory so far, compact (kept for callers of the first version). */
 export function describeObservation(observation: ControlObservation, maxResultChars = 1200): string {
-  return JSON.stringify({ turnsDone: observation.turn, toolCalls: describeToolCalls(observation.events, maxResultChars), agentResponses: observation.responses });
+  return JSON.stringify({
+    turnsDone: observation.turn,
+    toolCalls: describeToolCalls(observation.events, maxResultChars),
+    agentResponses: observation.responses,
+  });
 }
 
 class LlmAdversarySession implements ControlSession {
@@ -237,7 +241,10 @@ class LlmAdversarySession implements ControlSession {
       this.index++;
       this.attempt = 1;
       switched = { from, to: this.strategy, reason: `adversary model refused: ${cited}` };
-      this.transcript.push({ ...refused, decision: { action: 'discard', reason: `adversary model refused (${cited}): not sent; asked again under ${this.strategy}` } });
+      this.transcript.push({
+        ...refused,
+        decision: { action: 'discard', reason: `adversary model refused (${cited}): not sent; asked again under ${this.strategy}` },
+      });
       added = [{ role: 'user', content: this.observationMessage(observation, switched, cited) }];
     }
   }

@@ -196,7 +196,9 @@ export function summarizeAsr(rows: readonly AsrRow[]): AsrSummary {
 }
 
 /** The row a record contributes (records and test meta aggregate the same way). */
-export function asrRowOfRecord(record: Pick<SafetyRecord, 'caseId' | 'taxonomy' | 'threatModel' | 'agent' | 'status' | 'utility' | 'repeat' | 'attribution'>): AsrRow {
+export function asrRowOfRecord(
+  record: Pick<SafetyRecord, 'caseId' | 'taxonomy' | 'threatModel' | 'agent' | 'status' | 'utility' | 'repeat' | 'attribution'>,
+): AsrRow {
   const row: AsrRow = {
     caseId: record.caseId,
     risk: record.taxonomy.risk,

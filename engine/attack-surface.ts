@@ -70,7 +70,11 @@ export function attackSurfaceProblems(spec: Pick<SafetyCase, 'taxonomy' | 'attac
  * there are adversarial messages; multi-channel and indirect when tool results or descriptions
  * carry the attack. So an injected method is never reported under the single-channel model.
  */
-export function threatModelsFor(attack: { messages?: readonly unknown[] | undefined; injections?: readonly unknown[] | undefined; toolDescriptions?: readonly unknown[] | undefined }): ThreatModel[] {
+export function threatModelsFor(attack: {
+  messages?: readonly unknown[] | undefined;
+  injections?: readonly unknown[] | undefined;
+  toolDescriptions?: readonly unknown[] | undefined;
+}): ThreatModel[] {
   const models: ThreatModel[] = ['benign'];
   if (attack.messages?.length) models.push('single-channel');
   if (attack.injections?.length || attack.toolDescriptions?.length) models.push('multi-channel', 'indirect');

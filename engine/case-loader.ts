@@ -75,7 +75,9 @@ export function parseCaseSource(source: string, file: string): CaseLoadResult {
     const second = result.cases[1];
     return {
       ok: false,
-      problems: [{ file, line: second?.line ?? 1, column: 1, field: '', message: `expected one case, found ${result.cases.length} (load it with parseCaseSuiteSource)` }],
+      problems: [
+        { file, line: second?.line ?? 1, column: 1, field: '', message: `expected one case, found ${result.cases.length} (load it with parseCaseSuiteSource)` },
+      ],
     };
   }
   return { ok: true, loaded: result.cases[0]! };
@@ -91,7 +93,10 @@ export function parseCaseSuiteSource(source: string, file: string): CaseSuiteLoa
   try {
     return parseSuite(source, file);
   } catch (error) {
-    return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: `the file could not be read: ${firstLine(String((error as Error)?.message ?? error))}` }] };
+    return {
+      ok: false,
+      problems: [{ file, line: 1, column: 1, field: '', message: `the file could not be read: ${firstLine(String((error as Error)?.message ?? error))}` }],
+    };
   }
 }
 
@@ -102,7 +107,12 @@ export const MAX_NESTING = 64;
 
 function parseSuite(source: string, file: string): CaseSuiteLoadResult {
   if (source.length > MAX_CASE_FILE_BYTES) {
-    return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: `the file is ${source.length} characters long, over the ${MAX_CASE_FILE_BYTES} a case file may have` }] };
+    return {
+      ok: false,
+      problems: [
+        { file, line: 1, column: 1, field: '', message: `the file is ${source.length} characters long, over the ${MAX_CASE_FILE_BYTES} a case file may have` },
+      ],
+    };
   }
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(source, { lineCounter, prettyErrors: false, uniqueKeys: true });
@@ -123,7 +133,13 @@ function parseSuite(source: string, file: string): CaseSuiteLoadResult {
     }
     const first = ids.get(result.loaded.spec.id);
     if (first !== undefined) {
-      problems.push({ file, line: result.loaded.line, column: 1, field: 'id', message: `duplicate case id "${result.loaded.spec.id}" (first at line ${first})` });
+      problems.push({
+        file,
+        line: result.loaded.line,
+        column: 1,
+        field: 'id',
+        message: `duplicate case id "${result.loaded.spec.id}" (first at line ${first})`,
+      });
       continue;
     }
     ids.set(result.loaded.spec.id, result.loaded.line);
@@ -132,12 +148,7 @@ function parseSuite(source: string, file: string): CaseSuiteLoadResult {
   return problems.length > 0 ? { ok: false, problems } : { ok: true, cases };
 }
 
-function parseDocumentCase(
-  doc: Document.Parsed,
-  source: string,
-  file: string,
-  at: (offset: number) => { line: number; col: number },
-): CaseLoadResult {
+function parseDocumentCase(doc: Document.Parsed, source: string, file: string, at: (offset: number) => { line: number; col: number }): CaseLoadResult {
   if (doc.errors.length > 0) {
     return {
       ok: false,
@@ -214,7 +225,10 @@ function issuesToProblems(
   for (const issue of issues) {
     // An unknown key is reported at the key itself, with the known field it was probably meant to be.
     // (Matchers dispatched by shape report theirs as a message.)
-    const unknownKeys = issue.code === 'unrecognized_keys' ? issue.keys : [...issue.message.matchAll(/^Unrecognized keys?: (.+)$/g)].flatMap((m) => [...m[1]!.matchAll(/"([^"]+)"/g)].map((k) => k[1]!));
+    const unknownKeys =
+      issue.code === 'unrecognized_keys'
+        ? issue.keys
+        : [...issue.message.matchAll(/^Unrecognized keys?: (.+)$/g)].flatMap((m) => [...m[1]!.matchAll(/"([^"]+)"/g)].map((k) => k[1]!));
     if (unknownKeys.length > 0) {
       for (const key of unknownKeys) {
         const path = [...issue.path, key];
@@ -329,7 +343,10 @@ function checkWhatIsRead(
   }
   const single = spec.threatModels.indexOf('single-channel');
   if (single >= 0 && !spec.attack.messages?.length && !spec.attack.guidance) {
-    add(['threatModels', single], 'single-channel needs an adversarial user with something to say: give attack.messages (the scripted adversary sends them) or attack.guidance (for an LLM adversary)');
+    add(
+      ['threatModels', single],
+      'single-channel needs an adversarial user with something to say: give attack.messages (the scripted adversary sends them) or attack.guidance (for an LLM adversary)',
+    );
   }
   return problems;
 }

@@ -8,7 +8,17 @@ import { injectsToolResults, strategyIds, threatModels, toolDescriptionRuleId } 
  * Schemas first, types inferred: everything downstream reads `SafetyCase`.
  */
 
-export { threatModels, strategyIds, injectsToolResults, adversarialUser, environmentsOf, injectionRuleId, toolDescriptionRuleId, type ThreatModel, type StrategyId } from './case-helpers.js';
+export {
+  threatModels,
+  strategyIds,
+  injectsToolResults,
+  adversarialUser,
+  environmentsOf,
+  injectionRuleId,
+  toolDescriptionRuleId,
+  type ThreatModel,
+  type StrategyId,
+} from './case-helpers.js';
 export const threatModel = z.enum(threatModels);
 
 const id = z
@@ -35,22 +45,23 @@ export const userKnowledge = z.strictObject({
   /** `topic: answer`. A question that names the topic (all of its words) gets the answer. */
   facts: z.record(z.string().min(1), z.string().min(1)).default({}),
   /** Checked before `facts`: a question containing `when` (or any of them; case-insensitive) gets `reply`. */
-  answers: z
-    .array(z.strictObject({ when: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), reply: z.string().min(1) }))
-    .default([]),
+  answers: z.array(z.strictObject({ when: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), reply: z.string().min(1) })).default([]),
 });
 export type UserKnowledge = z.infer<typeof userKnowledge>;
 
 export const injectionMode = z.enum(['identity', 'append', 'prefix', 'override']);
 export type InjectionMode = z.infer<typeof injectionMode>;
 
-const pathString = z.string().min(1).superRefine((path, ctx) => {
-  try {
-    parsePath(path);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-  }
-});
+const pathString = z
+  .string()
+  .min(1)
+  .superRefine((path, ctx) => {
+    try {
+      parsePath(path);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  });
 
 export const injectionRule = z
   .strictObject({
@@ -220,14 +231,21 @@ export const safetyCase = z
       ids.add(ruleId);
     });
     for (const ruleId of Object.keys(c.plan?.injections ?? {})) {
-      if (!ids.has(ruleId)) ctx.addIssue({ code: 'custom', path: ['plan', 'injections', ruleId], message: `no injection rule "${ruleId}" (rules: ${[...ids].join(', ') || 'none'})` });
+      if (!ids.has(ruleId))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['plan', 'injections', ruleId],
+          message: `no injection rule "${ruleId}" (rules: ${[...ids].join(', ') || 'none'})`,
+        });
     }
     if (c.plan?.messages && c.plan.messages.length > (c.attack.messages?.length ?? 0)) {
-      ctx.addIssue({ code: 'custom', path: ['plan', 'messages'], message: `${c.plan.messages.length} message plans for ${c.attack.messages?.length ?? 0} attack.messages` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['plan', 'messages'],
+        message: `${c.plan.messages.length} message plans for ${c.attack.messages?.length ?? 0} attack.messages`,
+      });
     }
   });
 
 export type SafetyCase = z.infer<typeof safetyCase>;
 export type SafetyCaseInput = z.input<typeof safetyCase>;
-
-

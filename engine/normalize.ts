@@ -47,7 +47,10 @@ const rules: Record<Normalizer, (text: string) => string> = {
   lower: (text) => fold(canonical(text)),
   nospace: (text) => canonical(text).replace(/\s+/g, ''),
   digits: (text) => asciiDigits(canonical(text)),
-  iban: (text) => canonical(text).replace(/[\s-]+/g, '').toUpperCase(),
+  iban: (text) =>
+    canonical(text)
+      .replace(/[\s-]+/g, '')
+      .toUpperCase(),
   // "+44 20 7946-0018" → "+442079460018": the leading + says "international", so it stays.
   phone: (text) => {
     const t = canonical(text);

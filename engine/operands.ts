@@ -88,6 +88,12 @@ function resolveInitial(ref: InitialRef, initial: unknown): ResolvedOperand {
     }
   }
   const how = ref.capture === undefined ? 'at' : `captured by /${ref.capture}/ from`;
-  const label = values.length === 1 ? values[0]!.source : `any of the ${values.length} values ${how} initial ${ref.fromInitial} (${preview(values.map((v) => v.value), 80)})`;
+  const label =
+    values.length === 1
+      ? values[0]!.source
+      : `any of the ${values.length} values ${how} initial ${ref.fromInitial} (${preview(
+          values.map((v) => v.value),
+          80,
+        )})`;
   return { values, label };
 }

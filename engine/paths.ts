@@ -196,12 +196,7 @@ export function entriesOf(value: unknown): Array<[string | number, unknown]> {
  * Writes `replace(old)` at every place `path` names inside `root` (mutates `root`) whose parent
  * passes `accept`; returns how many places were written.
  */
-export function replaceAtPath(
-  root: unknown,
-  path: string,
-  replace: (old: unknown) => unknown,
-  accept: (parent: unknown) => boolean = () => true,
-): number {
+export function replaceAtPath(root: unknown, path: string, replace: (old: unknown) => unknown, accept: (parent: unknown) => boolean = () => true): number {
   const segments = parsePath(path);
   if (segments.length === 0) return 0;
   const parents = resolveParents(root, segments.slice(0, -1));
@@ -269,8 +264,19 @@ export function explainMissing(root: unknown, path: string): { message: string; 
       const where = current[0]!.path || 'the snapshot';
       const keys = [...new Set(current.flatMap((c) => (isPlainObject(c.value) ? Object.keys(c.value) : [])))].sort();
       const missing = segment.kind === 'key' ? segment.key : formatSegments([segment]);
-      const has = keys.length > 0 ? ` (it has: ${keys.slice(0, 12).join(', ')}${keys.length > 12 ? ', …' : ''})` : Array.isArray(current[0]!.value) ? ` (it is a list of ${(current[0]!.value as unknown[]).length})` : current[0]!.value === undefined ? '' : ` (it is ${typeof current[0]!.value})`;
-      return { message: `under ${where === 'the snapshot' ? where : JSON.stringify(where)} there is no ${JSON.stringify(missing)}${has}`, missing, known: keys };
+      const has =
+        keys.length > 0
+          ? ` (it has: ${keys.slice(0, 12).join(', ')}${keys.length > 12 ? ', …' : ''})`
+          : Array.isArray(current[0]!.value)
+            ? ` (it is a list of ${(current[0]!.value as unknown[]).length})`
+            : current[0]!.value === undefined
+              ? ''
+              : ` (it is ${typeof current[0]!.value})`;
+      return {
+        message: `under ${where === 'the snapshot' ? where : JSON.stringify(where)} there is no ${JSON.stringify(missing)}${has}`,
+        missing,
+        known: keys,
+      };
     }
     current = next;
   }

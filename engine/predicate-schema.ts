@@ -90,22 +90,28 @@ export type Predicate =
 
 const jsonValue = jsonValueSchema;
 
-const pathString = z.string().min(1, 'a path cannot be empty').superRefine((path, ctx) => {
-  try {
-    parsePath(path);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-  }
-});
+const pathString = z
+  .string()
+  .min(1, 'a path cannot be empty')
+  .superRefine((path, ctx) => {
+    try {
+      parsePath(path);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  });
 
 /** A pattern whose first capture group is taken as the operand: `"code: (\\d+)"`. */
-const capturePattern = z.string().min(1).superRefine((source, ctx) => {
-  const problem = casePatternProblem(source);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  else if (casePattern(source).groups === 0) {
-    ctx.addIssue({ code: 'custom', message: 'a capture pattern needs a group, e.g. "code: (\\d+)": its first group is the operand' });
-  }
-});
+const capturePattern = z
+  .string()
+  .min(1)
+  .superRefine((source, ctx) => {
+    const problem = casePatternProblem(source);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    else if (casePattern(source).groups === 0) {
+      ctx.addIssue({ code: 'custom', message: 'a capture pattern needs a group, e.g. "code: (\\d+)": its first group is the operand' });
+    }
+  });
 
 export const initialRef = z.strictObject({ fromInitial: pathString, capture: capturePattern.optional() });
 /** `{ fromInitial: path }`: every value the path names in the initial snapshot; with `capture`, group 1 of the pattern in each. */
@@ -127,10 +133,13 @@ const operand: z.ZodType<Operand> = dispatch<Operand>(
 
 const numberOperand = z.union([z.number(), z.strictObject({ fromInitial: pathString })]);
 
-const regexString = z.string().min(1).superRefine((source, ctx) => {
-  const problem = casePatternProblem(source);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+const regexString = z
+  .string()
+  .min(1)
+  .superRefine((source, ctx) => {
+    const problem = casePatternProblem(source);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /** An empty needle is in every text and every list would "contain" null: refused where it is written. */
 const containsOperand = dispatch<Operand>(
@@ -147,9 +156,7 @@ const containsOperand = dispatch<Operand>(
 export const normalizer = z.enum(normalizers);
 const normalizeSpec = z.union([normalizer, z.array(normalizer).min(1)], { error: `normalize is one of ${normalizers.join(', ')}, or a list of them` });
 
-const matcherKeys = [
-  'equals', 'contains', 'matches', 'oneOf', 'gt', 'gte', 'lt', 'lte', 'exists', 'not', 'some', 'every', 'length',
-] as const;
+const matcherKeys = ['equals', 'contains', 'matches', 'oneOf', 'gt', 'gte', 'lt', 'lte', 'exists', 'not', 'some', 'every', 'length'] as const;
 
 const valueMatcherShape = {
   equals: operand.optional(),
@@ -183,7 +190,10 @@ function hasCondition(value: Record<string, unknown>): boolean {
 }
 
 /** A literal needle that normalises to nothing (`contains: "--", normalize: digits`) would match everything. */
-function refuseEmptyNeedle(m: { contains?: unknown; normalize?: Normalizer | Normalizer[] | undefined; ignoreCase?: boolean | undefined }, ctx: z.RefinementCtx): void {
+function refuseEmptyNeedle(
+  m: { contains?: unknown; normalize?: Normalizer | Normalizer[] | undefined; ignoreCase?: boolean | undefined },
+  ctx: z.RefinementCtx,
+): void {
   if (typeof m.contains !== 'string' || m.contains === '' || m.normalize === undefined) return;
   const list = normalizersOf(m);
   if (normalizeText(m.contains, list) === '') {
@@ -203,10 +213,13 @@ export const valueMatcher: z.ZodType<ValueMatcher> = z
   });
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()], { error: 'expected a scalar or a matcher object' });
-export const condition: z.ZodType<Condition> = dispatch<Condition>((value) => (isPlainObject(value) ? valueMatcher : scalar), [valueMatcher, scalar]).register(z.globalRegistry, {
-  id: 'Condition',
-  description: 'A ValueMatcher, or a scalar that means {"equals": scalar}.',
-});
+export const condition: z.ZodType<Condition> = dispatch<Condition>((value) => (isPlainObject(value) ? valueMatcher : scalar), [valueMatcher, scalar]).register(
+  z.globalRegistry,
+  {
+    id: 'Condition',
+    description: 'A ValueMatcher, or a scalar that means {"equals": scalar}.',
+  },
+);
 
 export const fieldConditions: z.ZodType<FieldConditions> = z.record(pathString, condition);
 
@@ -223,15 +236,15 @@ const countBounds: z.ZodType<CountBounds> = z
 
 export const toolCallMatcher: z.ZodType<ToolCallMatcher> = z
   .strictObject({
-  tool: z.union([z.string().min(1), valueMatcher]),
-  args: fieldConditions.optional(),
-  result: condition.optional(),
-  error: z.boolean().optional(),
-  injected: z.boolean().optional(),
-  origin: z.enum(['gateway', 'agent']).optional(),
-  attempted: z.boolean().optional(),
-  count: countBounds.optional(),
-})
+    tool: z.union([z.string().min(1), valueMatcher]),
+    args: fieldConditions.optional(),
+    result: condition.optional(),
+    error: z.boolean().optional(),
+    injected: z.boolean().optional(),
+    origin: z.enum(['gateway', 'agent']).optional(),
+    attempted: z.boolean().optional(),
+    count: countBounds.optional(),
+  })
   .register(z.globalRegistry, {
     id: 'ToolCallMatcher',
     description:
@@ -249,7 +262,8 @@ const itemField = pathString.superRefine((path, ctx) => {
   } catch {
     return; // pathString reports it
   }
-  if (segments.some(selectsMany)) ctx.addIssue({ code: 'custom', message: `"${path}" may name several values of one item; name one field (no * or [field=value])` });
+  if (segments.some(selectsMany))
+    ctx.addIssue({ code: 'custom', message: `"${path}" may name several values of one item; name one field (no * or [field=value])` });
 });
 
 const aggregateKinds = ['sum', 'min', 'max', 'count'] as const;
@@ -300,7 +314,10 @@ export const setComparison = z
   .superRefine((c, ctx) => {
     const found = setRelations.filter((r) => c[r] !== undefined);
     if (found.length !== 1) {
-      ctx.addIssue({ code: 'custom', message: `a set comparison has exactly one of ${setRelations.join(', ')}${found.length ? `; found ${found.join(' and ')}` : ''}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `a set comparison has exactly one of ${setRelations.join(', ')}${found.length ? `; found ${found.join(' and ')}` : ''}`,
+      });
     }
   });
 export type SetComparison = z.infer<typeof setComparison>;
@@ -332,7 +349,8 @@ export const stateMatcher = z
     for (const k of ['aggregate', 'set'] as const) {
       if (s[k] === undefined) continue;
       for (const other of ['quantifier', 'count'] as const) {
-        if (s[other] !== undefined) ctx.addIssue({ code: 'custom', path: [other], message: `\`${k}\` decides on its own; it cannot be combined with \`${other}\`` });
+        if (s[other] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [other], message: `\`${k}\` decides on its own; it cannot be combined with \`${other}\`` });
       }
     }
     if (s.aggregate !== undefined && s.set !== undefined) {
@@ -358,7 +376,10 @@ export const egressMatcher: z.ZodType<EgressMatcher> = z
     contains: z.string().min(1, '`contains: ""` would match every egress').optional(),
     channel: z.string().min(1).optional(),
     destination: condition.optional(),
-    encodings: z.array(z.enum(['plain', 'base64', 'hex', 'url'])).min(1).optional(),
+    encodings: z
+      .array(z.enum(['plain', 'base64', 'hex', 'url']))
+      .min(1)
+      .optional(),
   })
   .register(z.globalRegistry, {
     id: 'EgressMatcher',
@@ -373,9 +394,24 @@ type PredicateKind = (typeof predicateKinds)[number];
 
 // One schema per node kind, built once: the dispatcher validates with it and the JSON Schema describes it.
 const predicateShapes: Record<PredicateKind, z.ZodType> = {
-  all: z.strictObject({ get all() { return z.array(predicate).min(1); }, ...label }),
-  any: z.strictObject({ get any() { return z.array(predicate).min(1); }, ...label }),
-  not: z.strictObject({ get not() { return predicate; }, ...label }),
+  all: z.strictObject({
+    get all() {
+      return z.array(predicate).min(1);
+    },
+    ...label,
+  }),
+  any: z.strictObject({
+    get any() {
+      return z.array(predicate).min(1);
+    },
+    ...label,
+  }),
+  not: z.strictObject({
+    get not() {
+      return predicate;
+    },
+    ...label,
+  }),
   toolCall: z.strictObject({ toolCall: toolCallMatcher, ...label }),
   sequence: z.strictObject({ sequence: z.array(toolCallMatcher).min(2, 'a sequence needs at least two steps'), ...label }),
   state: z.strictObject({ state: stateMatcher, ...label }),
@@ -397,7 +433,7 @@ export const predicate: z.ZodType<Predicate> = dispatch<Predicate>((value) => {
 }, Object.values(predicateShapes)).register(z.globalRegistry, {
   id: 'Predicate',
   description:
-    'A verifier node: exactly one of all, any, not (combinators), toolCall, sequence (tool calls in this order), state, response (the agent\'s replies), egress — and an optional label saying what it means. (custom code checks are not for generated cases.)',
+    "A verifier node: exactly one of all, any, not (combinators), toolCall, sequence (tool calls in this order), state, response (the agent's replies), egress — and an optional label saying what it means. (custom code checks are not for generated cases.)",
 });
 
 /**

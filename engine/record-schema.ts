@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonObjectSchema, } from './json-schema.js';
+import { jsonObjectSchema } from './json-schema.js';
 import { strategyIds, threatModels } from './case-helpers.js';
 import { trajectoryEventSchema } from './trajectory-schema.js';
 
@@ -233,9 +233,7 @@ export const safetyRecordSchema = z.object({
    */
   attribution: attributionSchema.optional(),
   /** Calls the gateway refused — past the tool-call budget, or after the run ended — when there were any. */
-  gateway: z
-    .object({ calls: z.number(), refused: z.number(), refusedNotRecorded: z.number(), late: z.number(), lateNotRecorded: z.number() })
-    .optional(),
+  gateway: z.object({ calls: z.number(), refused: z.number(), refusedNotRecorded: z.number(), late: z.number(), lateNotRecorded: z.number() }).optional(),
   startedAt: z.string(),
   durationMs: z.number(),
   timings: phaseTimingsSchema,

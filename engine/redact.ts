@@ -38,7 +38,8 @@ export interface RedactionResult<T> {
 }
 
 /** Quick test: could this string hold any credential at all? Most strings fail it at once. */
-const TRIGGER = /sk-|[sr]k_(?:live|test)_|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|PRIVATE KEY|[Bb]earer\s|AIza|eyJ|[Ss]ecret|SECRET|KEY|TOKEN|PASSW|CREDENTIAL/;
+const TRIGGER =
+  /sk-|[sr]k_(?:live|test)_|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|PRIVATE KEY|[Bb]earer\s|AIza|eyJ|[Ss]ecret|SECRET|KEY|TOKEN|PASSW|CREDENTIAL/;
 
 /** Credential-named variables (`OPENAI_API_KEY`, `DB_PASSWORD`, `GH_TOKEN`): their values are credentials whatever they look like. */
 const CREDENTIAL_NAME = /^[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(?:_[A-Z0-9_]*)?$/;
@@ -58,8 +59,16 @@ const SHAPED: ReadonlyArray<readonly [kind: string, pattern: string]> = [
 /** Kinds known by what precedes the value: the prefix stays, the value goes. */
 const PREFIXED: ReadonlyArray<readonly [kind: string, prefix: string, value: string]> = [
   ['bearer-token', String.raw`\b[Bb]earer\s+`, String.raw`[A-Za-z0-9._~+/-]{16,}=*`],
-  ['aws-secret-key', String.raw`(?:aws_secret_access_key|secret_access_key|SecretAccessKey|aws_secret_key|AWS_SECRET_ACCESS_KEY)["']?\s*[:=]\s*["']?`, String.raw`[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])`],
-  ['credential', String.raw`\b[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*["']?`, String.raw`(?!\[REDACTED)[^\s"'&,;]{8,}`],
+  [
+    'aws-secret-key',
+    String.raw`(?:aws_secret_access_key|secret_access_key|SecretAccessKey|aws_secret_key|AWS_SECRET_ACCESS_KEY)["']?\s*[:=]\s*["']?`,
+    String.raw`[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])`,
+  ],
+  [
+    'credential',
+    String.raw`\b[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*["']?`,
+    String.raw`(?!\[REDACTED)[^\s"'&,;]{8,}`,
+  ],
 ];
 
 const PATTERN = new RegExp([...SHAPED.map(([, p]) => `(${p})`), ...PREFIXED.map(([, prefix, value]) => `(${prefix})(${value})`)].join('|'), 'g');
@@ -67,7 +76,14 @@ const SHAPED_ONLY = new RegExp(`^(?:${SHAPED.map(([, p]) => `(${p})`).join('|')}
 
 /** A credential's beginning cut off by an ellipsis: `sk-proj-Zq3v…`. */
 const FRAGMENT = /(?<![A-Za-z0-9_-])(sk-ant-|sk-|[sr]k_(?:live|test)_|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|AIza|eyJ)([A-Za-z0-9_\-.]*)…/g;
-const FRAGMENT_KIND: Record<string, string> = { 'sk-ant-': 'anthropic-key', 'sk-': 'openai-key', AKIA: 'aws-access-key', ASIA: 'aws-access-key', AIza: 'google-api-key', eyJ: 'jwt' };
+const FRAGMENT_KIND: Record<string, string> = {
+  'sk-ant-': 'anthropic-key',
+  'sk-': 'openai-key',
+  AKIA: 'aws-access-key',
+  ASIA: 'aws-access-key',
+  AIza: 'google-api-key',
+  eyJ: 'jwt',
+};
 /** Shorter tails are too short to be a secret (`sk-1…`). */
 const MIN_FRAGMENT_TAIL = 8;
 

@@ -23,7 +23,9 @@ export function generateSecret(spec: SecretSpec = { format: 'token' }): string {
     case 'digits':
       return draw('0123456789', spec.length ?? 8);
     case 'hex':
-      return randomBytes(Math.ceil((spec.length ?? 32) / 2)).toString('hex').slice(0, spec.length ?? 32);
+      return randomBytes(Math.ceil((spec.length ?? 32) / 2))
+        .toString('hex')
+        .slice(0, spec.length ?? 32);
     case 'api-key':
       return `sk-vera-${draw(ALNUM, spec.length ?? 32)}`;
     case 'password':

@@ -51,7 +51,8 @@ function stableContainer(root: unknown, concrete: string): string {
   let value = root;
   let out = '';
   for (const segment of parsePath(concrete)) {
-    const index = segment.kind === 'index' ? segment.index : segment.kind === 'key' && Array.isArray(value) && /^\d+$/.test(segment.key) ? Number(segment.key) : undefined;
+    const index =
+      segment.kind === 'index' ? segment.index : segment.kind === 'key' && Array.isArray(value) && /^\d+$/.test(segment.key) ? Number(segment.key) : undefined;
     if (index !== undefined && Array.isArray(value)) {
       const element: unknown = value[index];
       if (isPlainObject(element) && ITEM_KEY in element) out += `[${ITEM_KEY}=${JSON.stringify(toText(element[ITEM_KEY]))}]`;
@@ -86,7 +87,11 @@ function collectionItems(root: unknown, path: string, key: string | undefined): 
       else if (isPlainObject(v) && !key && 'id' in v) identity = `${container}#${toText(v.id)}`;
       else identity = `${container}#${toText(v)}`;
       identity = occurrence(identity);
-      items.push({ path: isArray ? `${match.path}[${String(k)}]` : `${match.path}${/^[A-Za-z_$][\w$-]*$/.test(String(k)) ? `.${String(k)}` : `[${JSON.stringify(k)}]`}`, identity, value: v });
+      items.push({
+        path: isArray ? `${match.path}[${String(k)}]` : `${match.path}${/^[A-Za-z_$][\w$-]*$/.test(String(k)) ? `.${String(k)}` : `[${JSON.stringify(k)}]`}`,
+        identity,
+        value: v,
+      });
     }
   }
   return items;

@@ -32,7 +32,10 @@ export function evaluateState(m: StateMatcher, snapshots: Snapshots, scope: Oper
   if (m.aggregate) return evaluateAggregate(m.aggregate, selected.matching, selection, scope, at);
   if (m.set) return evaluateSet(m.set, m, selected.matching, snapshots, scope, at);
   // A path that names nothing in either snapshot is a typo more often than an empty collection: say where it stops.
-  const missing = selected.items.length === 0 && resolvePath(snapshots.final, m.path).length === 0 && resolvePath(snapshots.initial, m.path).length === 0 ? explainMissing(snapshots.final, m.path)?.message : undefined;
+  const missing =
+    selected.items.length === 0 && resolvePath(snapshots.final, m.path).length === 0 && resolvePath(snapshots.initial, m.path).length === 0
+      ? explainMissing(snapshots.final, m.path)?.message
+      : undefined;
   return evaluateQuantified(m, selected, at, missing);
 }
 

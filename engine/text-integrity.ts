@@ -57,7 +57,8 @@ export function commentCutTexts(root: unknown, source: string, fields: ReadonlyS
 }
 
 /** Words that begin a sentence, not an identifier: after a full stop they are a splice when lower-case. */
-const SENTENCE_WORDS = 'the|a|an|we|you|i|it|its|that|this|these|those|our|your|their|they|he|she|there|please|and|but|so|then|if|when|because|after|before|also|do|don\'t|make|send|forward|delete|add|move';
+const SENTENCE_WORDS =
+  "the|a|an|we|you|i|it|its|that|this|these|those|our|your|their|they|he|she|there|please|and|but|so|then|if|when|because|after|before|also|do|don't|make|send|forward|delete|add|move";
 /** Abbreviations whose full stop ends no sentence. */
 const ABBREVIATIONS = /(?:^|[\s(])(?:e\.g|i\.e|etc|vs|approx|incl|no|nr|fig|cf|a\.m|p\.m|st|dr|mr|mrs|ms|inc|ltd|co|dept|ref)\.$/i;
 

@@ -143,7 +143,10 @@ export function matchValue(matcher: Condition, actual: unknown, scope: OperandSc
   }
   if (m.oneOf !== undefined) {
     const options = m.oneOf.flatMap((o) => resolveOperand(o, scope).values.map((v) => v.value));
-    check(options.some((o) => deepEqual(normalised, normalizeDeep(o, norms))), `one of ${preview(options, 80)}${after} (got ${got(actual)})`);
+    check(
+      options.some((o) => deepEqual(normalised, normalizeDeep(o, norms))),
+      `one of ${preview(options, 80)}${after} (got ${got(actual)})`,
+    );
   }
   for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
     const bound = m[op];

@@ -30,9 +30,33 @@ export const actions = [
 export type Action = (typeof actions)[number];
 
 export const resources = [
-  'message', 'contact', 'file', 'secret', 'record', 'code', 'repository', 'issue', 'pull-request', 'gist',
-  'permission', 'channel', 'member', 'account', 'payee', 'payment', 'page', 'event', 'table', 'command',
-  'customer', 'ticket', 'credential', 'storage', 'deployment', 'document', 'folder',
+  'message',
+  'contact',
+  'file',
+  'secret',
+  'record',
+  'code',
+  'repository',
+  'issue',
+  'pull-request',
+  'gist',
+  'permission',
+  'channel',
+  'member',
+  'account',
+  'payee',
+  'payment',
+  'page',
+  'event',
+  'table',
+  'command',
+  'customer',
+  'ticket',
+  'credential',
+  'storage',
+  'deployment',
+  'document',
+  'folder',
 ] as const;
 export type Resource = (typeof resources)[number];
 
@@ -62,12 +86,18 @@ export const capabilityMap: CapabilityMap = {
     cap('egress', ['file', 'secret', 'record'], ['share_file']),
   ],
   'code-hosting': [
-    cap('read', ['code', 'file', 'issue', 'pull-request', 'repository', 'permission', 'secret'], [
-      'list_repos', 'list_repo_files', 'get_file_contents', 'list_issues', 'get_issue', 'list_pull_requests', 'get_pull_request', 'list_collaborators',
-    ]),
+    cap(
+      'read',
+      ['code', 'file', 'issue', 'pull-request', 'repository', 'permission', 'secret'],
+      ['list_repos', 'list_repo_files', 'get_file_contents', 'list_issues', 'get_issue', 'list_pull_requests', 'get_pull_request', 'list_collaborators'],
+    ),
     // list_secrets shows the names of a repository's secrets, never their values: it reads no secret.
     cap('read', ['record', 'permission'], ['list_secrets']),
-    cap('create', ['issue', 'pull-request', 'code', 'gist'], ['create_issue', 'comment_on_issue', 'create_pull_request', 'create_gist', 'create_or_update_file']),
+    cap(
+      'create',
+      ['issue', 'pull-request', 'code', 'gist'],
+      ['create_issue', 'comment_on_issue', 'create_pull_request', 'create_gist', 'create_or_update_file'],
+    ),
     cap('modify', ['code', 'file', 'issue'], ['create_or_update_file', 'close_issue']),
     cap('merge-code', ['code', 'pull-request'], ['merge_pull_request']),
     cap('grant-access', ['repository', 'permission'], ['add_collaborator']),
@@ -76,7 +106,11 @@ export const capabilityMap: CapabilityMap = {
     cap('egress', ['code', 'file', 'secret'], ['create_gist', 'set_repo_visibility']),
   ],
   messaging: [
-    cap('read', ['message', 'channel', 'member', 'secret'], ['list_channels', 'read_channel', 'search_messages', 'list_direct_messages', 'read_direct_messages', 'list_users']),
+    cap(
+      'read',
+      ['message', 'channel', 'member', 'secret'],
+      ['list_channels', 'read_channel', 'search_messages', 'list_direct_messages', 'read_direct_messages', 'list_users'],
+    ),
     cap('send', ['message'], ['post_message', 'send_direct_message']),
     cap('egress', ['message', 'secret'], ['post_message', 'send_direct_message']),
     // A posted message is a new record in a channel others read (false statements are published this way).
@@ -124,51 +158,124 @@ export const capabilityMap: CapabilityMap = {
     cap('egress', ['file', 'secret', 'record'], ['run_command']),
   ],
   crm: [
-    cap('read', ['customer', 'ticket', 'record', 'secret', 'member'], [
-      'search_customers', 'get_customer', 'list_support_tickets', 'get_support_ticket', 'list_macros', 'list_support_agents', 'list_audit_log',
-    ]),
+    cap(
+      'read',
+      ['customer', 'ticket', 'record', 'secret', 'member'],
+      ['search_customers', 'get_customer', 'list_support_tickets', 'get_support_ticket', 'list_macros', 'list_support_agents', 'list_audit_log'],
+    ),
     cap('send', ['message', 'ticket'], ['reply_to_ticket', 'forward_ticket', 'apply_macro']),
     cap('egress', ['customer', 'record', 'secret', 'message', 'ticket'], ['reply_to_ticket', 'forward_ticket', 'apply_macro', 'export_customers']),
     cap('create', ['customer', 'record', 'payment'], ['add_customer_contact', 'add_internal_note', 'create_macro', 'issue_credit']),
-    cap('modify', ['customer', 'ticket', 'record', 'account'], ['update_customer', 'change_customer_plan', 'update_support_ticket', 'update_macro', 'merge_customers']),
+    cap(
+      'modify',
+      ['customer', 'ticket', 'record', 'account'],
+      ['update_customer', 'change_customer_plan', 'update_support_ticket', 'update_macro', 'merge_customers'],
+    ),
     cap('delete', ['customer', 'record'], ['delete_customer', 'merge_customers']),
     cap('transfer-funds', ['payment', 'account'], ['issue_credit']),
     cap('grant-access', ['member', 'permission'], ['add_support_agent', 'set_agent_role']),
     cap('revoke-access', ['member', 'permission'], ['set_agent_role', 'deactivate_support_agent']),
   ],
   cloud: [
-    cap('read', ['storage', 'file', 'secret', 'credential', 'permission', 'deployment', 'record', 'member'], [
-      'list_buckets', 'get_bucket', 'list_objects', 'get_object', 'list_access_keys', 'list_pipelines', 'list_pipeline_runs', 'get_pipeline_run',
-      'list_iam_roles', 'get_security_settings', 'list_audit_events', 'list_public_links', 'list_iam_users', 'get_iam_user', 'list_iam_policies',
-    ]),
-    cap('create', ['storage', 'file', 'credential', 'member', 'permission'], ['create_bucket', 'put_object', 'create_access_key', 'create_iam_role', 'create_iam_user', 'create_public_link']),
-    cap('modify', ['file', 'deployment', 'secret', 'record', 'permission'], [
-      'put_object', 'set_pipeline_variable', 'update_deploy_target', 'update_security_settings', 'set_access_key_status', 'set_inline_permissions',
-    ]),
-    cap('delete', ['storage', 'file', 'credential', 'member', 'permission', 'record', 'secret'], [
-      'delete_bucket', 'delete_object', 'delete_access_key', 'delete_iam_role', 'delete_iam_user', 'delete_pipeline_variable',
-    ]),
+    cap(
+      'read',
+      ['storage', 'file', 'secret', 'credential', 'permission', 'deployment', 'record', 'member'],
+      [
+        'list_buckets',
+        'get_bucket',
+        'list_objects',
+        'get_object',
+        'list_access_keys',
+        'list_pipelines',
+        'list_pipeline_runs',
+        'get_pipeline_run',
+        'list_iam_roles',
+        'get_security_settings',
+        'list_audit_events',
+        'list_public_links',
+        'list_iam_users',
+        'get_iam_user',
+        'list_iam_policies',
+      ],
+    ),
+    cap(
+      'create',
+      ['storage', 'file', 'credential', 'member', 'permission'],
+      ['create_bucket', 'put_object', 'create_access_key', 'create_iam_role', 'create_iam_user', 'create_public_link'],
+    ),
+    cap(
+      'modify',
+      ['file', 'deployment', 'secret', 'record', 'permission'],
+      ['put_object', 'set_pipeline_variable', 'update_deploy_target', 'update_security_settings', 'set_access_key_status', 'set_inline_permissions'],
+    ),
+    cap(
+      'delete',
+      ['storage', 'file', 'credential', 'member', 'permission', 'record', 'secret'],
+      ['delete_bucket', 'delete_object', 'delete_access_key', 'delete_iam_role', 'delete_iam_user', 'delete_pipeline_variable'],
+    ),
     cap('execute', ['deployment', 'command'], ['trigger_deployment']),
-    cap('grant-access', ['permission', 'member', 'storage', 'credential'], ['attach_iam_policy', 'set_inline_permissions', 'add_role_trust', 'grant_bucket_access', 'create_access_key']),
-    cap('revoke-access', ['permission', 'member', 'storage', 'credential'], ['detach_iam_policy', 'remove_role_trust', 'revoke_bucket_access', 'revoke_public_link', 'set_access_key_status']),
+    cap(
+      'grant-access',
+      ['permission', 'member', 'storage', 'credential'],
+      ['attach_iam_policy', 'set_inline_permissions', 'add_role_trust', 'grant_bucket_access', 'create_access_key'],
+    ),
+    cap(
+      'revoke-access',
+      ['permission', 'member', 'storage', 'credential'],
+      ['detach_iam_policy', 'remove_role_trust', 'revoke_bucket_access', 'revoke_public_link', 'set_access_key_status'],
+    ),
     cap('publish', ['storage', 'file', 'secret'], ['set_bucket_visibility', 'create_public_link']),
-    cap('egress', ['storage', 'file', 'secret', 'credential', 'record'], ['set_bucket_visibility', 'create_public_link', 'grant_bucket_access', 'add_role_trust', 'update_deploy_target']),
+    cap(
+      'egress',
+      ['storage', 'file', 'secret', 'credential', 'record'],
+      ['set_bucket_visibility', 'create_public_link', 'grant_bucket_access', 'add_role_trust', 'update_deploy_target'],
+    ),
   ],
   drive: [
-    cap('read', ['document', 'folder', 'file', 'secret', 'record', 'permission'], [
-      'list_drive_items', 'search_drive', 'read_document', 'list_document_versions', 'read_document_version', 'get_sharing_settings', 'list_drive_trash', 'list_drive_activity',
-    ]),
+    cap(
+      'read',
+      ['document', 'folder', 'file', 'secret', 'record', 'permission'],
+      [
+        'list_drive_items',
+        'search_drive',
+        'read_document',
+        'list_document_versions',
+        'read_document_version',
+        'get_sharing_settings',
+        'list_drive_trash',
+        'list_drive_activity',
+      ],
+    ),
     cap('create', ['document', 'folder', 'file', 'record'], ['create_document', 'copy_document', 'create_drive_folder', 'add_document_comment']),
-    cap('modify', ['document', 'file', 'record', 'folder'], [
-      'update_document', 'append_to_document', 'update_spreadsheet_cells', 'append_spreadsheet_rows', 'rename_drive_item', 'move_drive_item',
-      'restore_drive_item', 'restore_document_version', 'resolve_document_comment',
-    ]),
-    cap('delete', ['document', 'folder', 'file', 'record'], ['trash_drive_item', 'delete_drive_item_forever', 'empty_drive_trash', 'delete_document_version', 'delete_document_comment']),
+    cap(
+      'modify',
+      ['document', 'file', 'record', 'folder'],
+      [
+        'update_document',
+        'append_to_document',
+        'update_spreadsheet_cells',
+        'append_spreadsheet_rows',
+        'rename_drive_item',
+        'move_drive_item',
+        'restore_drive_item',
+        'restore_document_version',
+        'resolve_document_comment',
+      ],
+    ),
+    cap(
+      'delete',
+      ['document', 'folder', 'file', 'record'],
+      ['trash_drive_item', 'delete_drive_item_forever', 'empty_drive_trash', 'delete_document_version', 'delete_document_comment'],
+    ),
     cap('grant-access', ['document', 'folder', 'permission'], ['share_drive_item', 'set_link_sharing', 'transfer_drive_ownership']),
     cap('revoke-access', ['document', 'folder', 'permission'], ['remove_drive_access', 'set_link_sharing']),
     cap('publish', ['document', 'file', 'secret'], ['set_link_sharing']),
     cap('send', ['message', 'document'], ['share_drive_item', 'add_document_comment']),
-    cap('egress', ['document', 'file', 'secret', 'record', 'folder'], ['share_drive_item', 'set_link_sharing', 'transfer_drive_ownership', 'move_drive_item', 'create_document', 'update_document']),
+    cap(
+      'egress',
+      ['document', 'file', 'secret', 'record', 'folder'],
+      ['share_drive_item', 'set_link_sharing', 'transfer_drive_ownership', 'move_drive_item', 'create_document', 'update_document'],
+    ),
   ],
 };
 
@@ -186,7 +293,8 @@ export function checkCapabilityMap(map: CapabilityMap, registry: Record<string, 
     for (const c of entry) {
       if (c.tools.length === 0) problems.push(`${name}: capability "${c.action}" names no tool`);
       for (const tool of c.tools) {
-        if (!tools.has(tool)) problems.push(`${name}: capability "${c.action}" names tool "${tool}", which ${name} does not have (tools: ${[...tools].join(', ')})`);
+        if (!tools.has(tool))
+          problems.push(`${name}: capability "${c.action}" names tool "${tool}", which ${name} does not have (tools: ${[...tools].join(', ')})`);
         covered.add(tool);
       }
     }

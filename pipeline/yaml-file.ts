@@ -64,7 +64,14 @@ export async function readYamlFile<T>(file: string, schema: z.ZodType<T>, label 
 export function toYaml(value: unknown, header?: string, options: { flowMaps?: boolean } = {}): string {
   const doc = new Document(value);
   const scalarWidth = (items: Array<{ key?: unknown; value?: unknown }>) =>
-    items.reduce((n: number, item) => n + String((item.key as { value?: unknown } | undefined)?.value ?? '').length + String((item.value as { value?: unknown } | undefined)?.value ?? '').length + 4, 0);
+    items.reduce(
+      (n: number, item) =>
+        n +
+        String((item.key as { value?: unknown } | undefined)?.value ?? '').length +
+        String((item.value as { value?: unknown } | undefined)?.value ?? '').length +
+        4,
+      0,
+    );
   const visit = (node: unknown, depth: number) => {
     if (isSeq(node)) {
       const scalars = node.items.every((item) => isScalar(item) && !(typeof item.value === 'string' && item.value.includes('\n')));
@@ -74,7 +81,8 @@ export function toYaml(value: unknown, header?: string, options: { flowMaps?: bo
     } else if (isMap(node)) {
       // Optionally, small maps of one-line scalars inline too: `args: { id: m-2, to: x@evil.example }`.
       const oneLine = node.items.every((pair) => isScalar(pair.value) && !(typeof pair.value.value === 'string' && pair.value.value.includes('\n')));
-      if (options.flowMaps && depth > 1 && oneLine && node.items.length > 0 && node.items.length <= 4 && scalarWidth(node.items as never) <= 70) node.flow = true;
+      if (options.flowMaps && depth > 1 && oneLine && node.items.length > 0 && node.items.length <= 4 && scalarWidth(node.items as never) <= 70)
+        node.flow = true;
       for (const pair of node.items) visit(pair.value as YamlNode, depth + 1);
     } else if (isScalar(node) && typeof node.value === 'string' && node.value.includes('\n')) {
       // A block scalar cannot start with blank lines readably: those stay quoted ("\n\nNote: …").

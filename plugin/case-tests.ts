@@ -28,12 +28,7 @@ export function recordDirOf(config: VeraRuntimeConfig): string | false {
 }
 
 /** Meta is set by the caller; this annotates (when a reporter reads annotations) and concludes. */
-export async function judge(
-  record: SafetyRecord,
-  ctx: Pick<TestContext, 'annotate' | 'skip'>,
-  data: CaseModuleData,
-  config: VeraRuntimeConfig,
-): Promise<void> {
+export async function judge(record: SafetyRecord, ctx: Pick<TestContext, 'annotate' | 'skip'>, data: CaseModuleData, config: VeraRuntimeConfig): Promise<void> {
   if (config.annotate !== false) await annotateRecord(ctx.annotate, record, (data.spec.repeats ?? config.options.repeats) > 1);
   conclude(record, ctx.skip, data);
 }

@@ -65,7 +65,9 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
         if (!run.recorded) {
           run.error ??= { kind: 'Interrupted', message: signal.aborted ? `test aborted: ${String(signal.reason)}` : 'the test ended before the run finished' };
           const finished = await run.finish();
-          const written: { record: typeof finished; recordFile?: string } = await finalizeRecord(finished, { recordDir, spec }).catch(() => ({ record: redactRecord(finished, casePublic(spec)) }));
+          const written: { record: typeof finished; recordFile?: string } = await finalizeRecord(finished, { recordDir, spec }).catch(() => ({
+            record: redactRecord(finished, casePublic(spec)),
+          }));
           task.meta.vera = testMeta(spec, threatModel, data.file, written.record, written.recordFile);
         }
         await run.dispose();
@@ -141,4 +143,3 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
   };
   return define;
 }
-

@@ -37,9 +37,7 @@ export function installMatchers(): void {
       return {
         pass,
         message: () =>
-          pass
-            ? `expected a violation, but the run was ${verdict.status}${verdict.reason ? ` (${verdict.reason})` : ''}`
-            : formatVerdict(verdict, record),
+          pass ? `expected a violation, but the run was ${verdict.status}${verdict.reason ? ` (${verdict.reason})` : ''}` : formatVerdict(verdict, record),
       };
     },
   });

@@ -49,8 +49,19 @@ const cliAgentFields = {
   /** Host paths the confined program reads beyond its install folder, read-only. */
   readOnly: z.array(z.string()).optional(),
 };
-const codexAgentSpec = z.strictObject({ type: z.literal('codex'), ...cliAgentFields, maxRetries: z.int().min(0).optional(), extraConfig: z.string().optional() });
-const claudeCodeAgentSpec = z.strictObject({ type: z.literal('claude-code'), ...cliAgentFields, model: z.string().min(1).optional(), nativeTools: z.array(z.string()).optional(), extraArgs: z.array(z.string()).optional() });
+const codexAgentSpec = z.strictObject({
+  type: z.literal('codex'),
+  ...cliAgentFields,
+  maxRetries: z.int().min(0).optional(),
+  extraConfig: z.string().optional(),
+});
+const claudeCodeAgentSpec = z.strictObject({
+  type: z.literal('claude-code'),
+  ...cliAgentFields,
+  model: z.string().min(1).optional(),
+  nativeTools: z.array(z.string()).optional(),
+  extraArgs: z.array(z.string()).optional(),
+});
 const openClawAgentSpec = z.strictObject({
   type: z.literal('openclaw'),
   ...cliAgentFields,
@@ -59,7 +70,12 @@ const openClawAgentSpec = z.strictObject({
   node: z.string().optional(),
 });
 const openCodeAgentSpec = z.strictObject({ type: z.literal('opencode'), ...cliAgentFields, extraConfig: z.record(z.string(), z.unknown()).optional() });
-const geminiCliAgentSpec = z.strictObject({ type: z.literal('gemini-cli'), ...cliAgentFields, maxRetries: z.int().min(0).max(9).optional(), extraSettings: z.record(z.string(), z.unknown()).optional() });
+const geminiCliAgentSpec = z.strictObject({
+  type: z.literal('gemini-cli'),
+  ...cliAgentFields,
+  maxRetries: z.int().min(0).max(9).optional(),
+  extraSettings: z.record(z.string(), z.unknown()).optional(),
+});
 const hermesAgentSpec = z.strictObject({ type: z.literal('hermes'), ...cliAgentFields, provider: z.string().optional() });
 const mcpCliAgentSpec = z.strictObject({
   type: z.literal('mcp-cli'),

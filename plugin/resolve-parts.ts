@@ -166,12 +166,18 @@ export async function resolveUser(spec: UserSpec): Promise<ControlAgent> {
 let backend: { key: unknown[]; backend: Promise<SandboxBackend> } | undefined;
 export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBackend> {
   // Keyed by the environment modules' namespaces (watch mode re-imports a changed one) the egress allow-list and the limits.
-  const key = [...config.options.environments.map((path) => providedModule(modulePath(path, config.root))), ...config.options.egress.allow, JSON.stringify(config.options.limits)];
+  const key = [
+    ...config.options.environments.map((path) => providedModule(modulePath(path, config.root))),
+    ...config.options.egress.allow,
+    JSON.stringify(config.options.limits),
+  ];
   if (backend && backend.key.length === key.length && backend.key.every((k, i) => k === key[i])) return backend.backend;
   const started = (async () => {
     if (config.options.sandbox === 'container') {
       if (config.options.environments.length > 0) {
-        throw new Error(`vera: sandbox 'container' hosts the built-in environments only; your environments (${config.options.environments.join(', ')}) need sandbox 'in-process'`);
+        throw new Error(
+          `vera: sandbox 'container' hosts the built-in environments only; your environments (${config.options.environments.join(', ')}) need sandbox 'in-process'`,
+        );
       }
       const { ContainerBackend } = await import('../sandbox/backends/container-backend.js');
       const container = config.options.container ?? {};
@@ -191,7 +197,12 @@ export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBacken
       const { createBubblewrapRunner, createShellEnvironment } = await import('../sandbox/environments/shell/index.js');
       environments.shell = createShellEnvironment({ runner: createBubblewrapRunner({ limits: config.options.limits }) });
     }
-    return new InProcessBackend({ environments, programs: config.options.unconfined ? 'unconfined' : 'bubblewrap', egressAllow: config.options.egress.allow, limits: config.options.limits });
+    return new InProcessBackend({
+      environments,
+      programs: config.options.unconfined ? 'unconfined' : 'bubblewrap',
+      egressAllow: config.options.egress.allow,
+      limits: config.options.limits,
+    });
   })();
   backend = { key, backend: started };
   return started;

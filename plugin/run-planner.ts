@@ -46,7 +46,12 @@ export class RunPlanner implements Reporter {
         if (spec.testLines?.length || spec.testIds?.length) continue;
         const cases = await this.casesOf(spec.moduleId);
         const keep = this.filter(spec);
-        const planned = cases.map(({ spec: c, file }) => ({ spec: c, tests: planCase({ spec: c, file }, config).filter(keep).map(({ options: _o, ...t }) => t) }));
+        const planned = cases.map(({ spec: c, file }) => ({
+          spec: c,
+          tests: planCase({ spec: c, file }, config)
+            .filter(keep)
+            .map(({ options: _o, ...t }) => t),
+        }));
         plan.files.push({ file: spec.moduleId, cases: planned.filter((c) => c.tests.length > 0) });
       }
     }

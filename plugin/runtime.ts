@@ -102,6 +102,5 @@ function defineScheduledTests(data: CaseModuleData, config: VeraRuntimeConfig) {
   return define;
 }
 
-
 export type { CaseModuleData };
 export { provideUserModules } from './user-modules.js';

@@ -38,7 +38,6 @@ export function planTests(data: { spec: SafetyCase; file: string }, config: Vera
   return plans;
 }
 
-
 /** Every test of a case, over all its threat models, in registration order. */
 export function planCase(data: { spec: SafetyCase; file: string }, config: VeraRuntimeConfig): TestPlan[] {
   return data.spec.threatModels.flatMap((model) => planTests(data, config, model));

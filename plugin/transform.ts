@@ -62,10 +62,7 @@ export function transformCaseFile(
     // parse there, and faster for V8 to compile than the same object literal).
     emit(`const ${name} = __veraDefine(JSON.parse(${JSON.stringify(JSON.stringify(data))}));`, { line: loaded.line, column: 1 });
     for (const model of loaded.spec.threatModels) {
-      emit(
-        `${name}(${JSON.stringify(model)}, async (${params}) => { await ${name}.execute(${params}); });`,
-        loaded.threatModelLines[model],
-      );
+      emit(`${name}(${JSON.stringify(model)}, async (${params}) => { await ${name}.execute(${params}); });`, loaded.threatModelLines[model]);
     }
   });
   return { code: `${lines.join('\n')}\n`, map: lineSourceMap({ file, source, positions }) };

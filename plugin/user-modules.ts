@@ -21,7 +21,11 @@ export function providedModule(path: string): ModuleNamespace | undefined {
 }
 
 /** The absolute paths of the user modules the options name, as the plugin resolves them. */
-export function userModulePaths(options: { agent: { type: string; path?: string }; environments: readonly string[] }, root: string, resolvePath: (root: string, path: string) => string): string[] {
+export function userModulePaths(
+  options: { agent: { type: string; path?: string }; environments: readonly string[] },
+  root: string,
+  resolvePath: (root: string, path: string) => string,
+): string[] {
   const paths = options.agent.type === 'module' && options.agent.path ? [resolvePath(root, options.agent.path)] : [];
   for (const env of options.environments) paths.push(resolvePath(root, env));
   return [...new Set(paths)];

@@ -70,7 +70,11 @@ export interface EmbeddedModels {
  * model when it points at `local:<name>` (one server per URL, shared by the agent, the adversary
  * and the user); returns the options with the URLs to use.
  */
-async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest, started: EmbeddedModels = { scripted: [], localSlots: 0 }): Promise<ResolvedVeraOptions> {
+async function resolveEmbeddedModel(
+  options: ResolvedVeraOptions,
+  vitest: Vitest,
+  started: EmbeddedModels = { scripted: [], localSlots: 0 },
+): Promise<ResolvedVeraOptions> {
   const locals = new Map<string, Promise<StartedLocalModel>>();
   const local = async <T extends { baseURL?: string | undefined }>(part: T & { baseURL: string }, origin: boolean, wire: string | undefined): Promise<T> => {
     let server = locals.get(part.baseURL);
@@ -86,7 +90,10 @@ async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest
     // The local server speaks Chat Completions; an agent on another wire (Codex's Responses API,
     // Claude Code's Messages, Gemini's API) reaches it through the scripted server's wire
     // adapters, whose policy only forwards each request to the model and its reply back.
-    const [{ startScriptedModelServer }, { chatCompletionsPolicy }] = await Promise.all([import('../testing/scripted-model-server.js'), import('../testing/chat-completions-policy.js')]);
+    const [{ startScriptedModelServer }, { chatCompletionsPolicy }] = await Promise.all([
+      import('../testing/scripted-model-server.js'),
+      import('../testing/chat-completions-policy.js'),
+    ]);
     const bridge = await startScriptedModelServer({ policy: chatCompletionsPolicy({ baseURL: ready.url, model: ready.name }), recordRequests: false });
     vitest.onClose(() => bridge.close());
     return { ...part, baseURL: origin ? bridge.origin : bridge.url };
@@ -108,7 +115,10 @@ async function resolveEmbeddedModel(options: ResolvedVeraOptions, vitest: Vitest
   };
   // One scripted server speaks every wire (Chat Completions, Responses, Anthropic Messages, Gemini), so
   // the CLI agents (codex, claude-code, openclaw, gemini-cli, hermes) use it like the reference agent.
-  const agent = 'baseURL' in options.agent ? await embedded(options.agent, options.agent.type === 'claude-code' || options.agent.type === 'gemini-cli', foreignWire(options.agent)) : options.agent;
+  const agent =
+    'baseURL' in options.agent
+      ? await embedded(options.agent, options.agent.type === 'claude-code' || options.agent.type === 'gemini-cli', foreignWire(options.agent))
+      : options.agent;
   // The LLM adversary and LLM user may use the embedded scripted model too (e.g. `scripted:adversary`).
   const adversary = options.adversary === 'scripted' ? options.adversary : await embedded(options.adversary);
   const user = options.user === 'scripted' ? options.user : await embedded(options.user);
@@ -129,12 +139,14 @@ async function riskCategories(project: TestProject): Promise<string[]> {
   const { testFiles } = await project.globTestFiles();
   const risks = new Set<string>();
   await Promise.all(
-    testFiles.filter((f) => CASE_FILE.test(f)).map(async (file) => {
-      // Parsed once: the transform and the run planner read the same parse from the cache. A file
-      // that does not parse defines no tag; its own test reports why.
-      const parsed = parseCaseFileCached(file, await readFile(file, 'utf8'));
-      if (parsed.ok) for (const { spec } of parsed.cases) risks.add(spec.taxonomy.risk.split('/')[0]!);
-    }),
+    testFiles
+      .filter((f) => CASE_FILE.test(f))
+      .map(async (file) => {
+        // Parsed once: the transform and the run planner read the same parse from the cache. A file
+        // that does not parse defines no tag; its own test reports why.
+        const parsed = parseCaseFileCached(file, await readFile(file, 'utf8'));
+        if (parsed.ok) for (const { spec } of parsed.cases) risks.add(spec.taxonomy.risk.split('/')[0]!);
+      }),
   );
   return [...risks].sort();
 }
@@ -245,7 +257,11 @@ export function vera(userOptions: VeraOptions): Plugin {
       config.includeTaskLocation = true;
       // Independent start-up work at once: the case files' risk tags, the embedded model server, the proxy.
       const embedded: EmbeddedModels = { scripted: [...options.scriptedModels], localSlots: 0 };
-      const [risks, withServers, proxy] = await Promise.all([riskCategories(project), resolveEmbeddedModel(options, vitest, embedded), modelProxyFor(options, vitest)]);
+      const [risks, withServers, proxy] = await Promise.all([
+        riskCategories(project),
+        resolveEmbeddedModel(options, vitest, embedded),
+        modelProxyFor(options, vitest),
+      ]);
       // A local model serves a request or two at a time: more runs at once than that only queue
       // behind each other and spend their time budgets waiting (unless `concurrency` says otherwise).
       const resolved = embedded.localSlots && userOptions.concurrency === undefined ? { ...withServers, concurrency: embedded.localSlots } : withServers;
@@ -254,14 +270,31 @@ export function vera(userOptions: VeraOptions): Plugin {
       const riskTags = risks.map((r) => `risk:${r}`);
       const defined = new Set(config.tags.map((t) => t.name));
       for (const name of [...threatModels.map((m) => `threat:${m}`), ...riskTags]) {
-        if (!defined.has(name)) config.tags.push({ name, description: name.startsWith('threat:') ? `Vera threat model ${name.slice(7)}` : `Vera risk category ${name.slice(5)}` });
+        if (!defined.has(name))
+          config.tags.push({ name, description: name.startsWith('threat:') ? `Vera threat model ${name.slice(7)}` : `Vera risk category ${name.slice(5)}` });
       }
-      const runtimeConfig: VeraRuntimeConfig = { options: resolved, root: config.root, runId: newRunId(), riskTags, annotate: options.annotate ?? readsAnnotations(vitest), ...(proxy ? { modelProxyUrl: proxy.url } : {}), ...(scriptedModels.length ? { scriptedModels } : {}), counterfactual: options.counterfactual === 'auto' ? !talksToRemoteProvider(options) : options.counterfactual };
+      const runtimeConfig: VeraRuntimeConfig = {
+        options: resolved,
+        root: config.root,
+        runId: newRunId(),
+        riskTags,
+        annotate: options.annotate ?? readsAnnotations(vitest),
+        ...(proxy ? { modelProxyUrl: proxy.url } : {}),
+        ...(scriptedModels.length ? { scriptedModels } : {}),
+        counterfactual: options.counterfactual === 'auto' ? !talksToRemoteProvider(options) : options.counterfactual,
+      };
       project.provide(PROVIDE_KEY, runtimeConfig);
       if (options.schedule === 'prefetch') vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig, validation) as never);
       if (options.report && !reporterAdded.has(vitest)) {
         reporterAdded.add(vitest);
-        vitest.config.reporters.push(new AsrReporter({ progress: options.progress, root: config.root, ...(options.summary ? { summary: options.summary } : {}), ...(options.provider && options.provider.prices ? { prices: options.provider.prices } : {}) }) as never);
+        vitest.config.reporters.push(
+          new AsrReporter({
+            progress: options.progress,
+            root: config.root,
+            ...(options.summary ? { summary: options.summary } : {}),
+            ...(options.provider && options.provider.prices ? { prices: options.provider.prices } : {}),
+          }) as never,
+        );
       }
     },
     async transform(code, id) {

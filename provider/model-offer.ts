@@ -27,7 +27,11 @@ function str(value: unknown): string | undefined {
 /** Text of a content value: a string, or the `text` of each part (`{ type: 'text', text }`, `{ text }`). */
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => str(record(part)?.text) ?? '').filter(Boolean).join('\n');
+  if (Array.isArray(content))
+    return content
+      .map((part) => str(record(part)?.text) ?? '')
+      .filter(Boolean)
+      .join('\n');
   const parts = record(content)?.parts;
   return Array.isArray(parts) ? contentText(parts) : '';
 }
@@ -71,7 +75,8 @@ function toolsOf(body: Record<string, unknown>): OfferedTool[] {
     const type = str(t.type);
     if (fn && typeof fn.name === 'string') out.push(tool(fn.name, { description: fn.description }));
     else if (type === 'namespace' && Array.isArray(t.tools)) {
-      for (const inner of t.tools.map(record)) if (inner && typeof inner.name === 'string') out.push(tool(inner.name, { namespace: str(t.name), description: inner.description }));
+      for (const inner of t.tools.map(record))
+        if (inner && typeof inner.name === 'string') out.push(tool(inner.name, { namespace: str(t.name), description: inner.description }));
     } else if (Array.isArray(t.functionDeclarations)) {
       for (const d of t.functionDeclarations.map(record)) if (d && typeof d.name === 'string') out.push(tool(d.name, { description: d.description }));
     } else if (typeof t.name === 'string') {

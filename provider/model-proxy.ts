@@ -33,8 +33,18 @@ export function emptyStats(): ProviderStats {
   return { requests: 0, retries: 0, rateLimited: 0, transientErrors: 0, waitedMs: 0, usage: { input: 0, output: 0 }, byModel: {} };
 }
 
-const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'accept-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer']);
-
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'accept-encoding',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+]);
 
 /**
  * A loopback proxy in front of the model providers, shared by every worker of a run: it holds

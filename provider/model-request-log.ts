@@ -47,7 +47,14 @@ function fromGateway(tool: OfferedTool, gatewayName: string, gatewayTools: Reado
   if (tool.namespace !== undefined) return tool.namespace.includes(gatewayName) && gatewayTools.has(tool.name);
   for (const name of gatewayTools) {
     if (tool.name === name) return true;
-    if (tool.name.endsWith(name) && tool.name.slice(0, -name.length).replace(/[_.:/-]+$/, '').endsWith(gatewayName)) return true;
+    if (
+      tool.name.endsWith(name) &&
+      tool.name
+        .slice(0, -name.length)
+        .replace(/[_.:/-]+$/, '')
+        .endsWith(gatewayName)
+    )
+      return true;
   }
   return false;
 }
@@ -71,7 +78,9 @@ export function offeredByTurn(log: ModelRequestLog, turnStarts: readonly number[
   }
   return {
     prompts,
-    turns: [...turns.values()].sort((a, b) => a.turn - b.turn).map((t) => ({ turn: t.turn, requests: t.requests, prompts: [...t.prompts], models: [...t.models] })),
+    turns: [...turns.values()]
+      .sort((a, b) => a.turn - b.turn)
+      .map((t) => ({ turn: t.turn, requests: t.requests, prompts: [...t.prompts], models: [...t.models] })),
     ...(log.unlogged > 0 ? { unlogged: log.unlogged } : {}),
   };
 }

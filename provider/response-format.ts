@@ -30,8 +30,27 @@ export function responseJsonSchema(schema: z.ZodType): JsonSchema {
  * by it, and zod still validates the reply.
  */
 const STRICT_KEYWORDS = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const', 'anyOf', '$ref', '$defs', 'description', 'title',
-  'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  '$ref',
+  '$defs',
+  'description',
+  'title',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
 ]);
 
 /** Whether the endpoint can enforce the schema as given (every object closed and fully required, known keywords only). */
@@ -59,7 +78,9 @@ export function fitsStrictMode(schema: unknown): boolean {
 
 /** The reply contract as the prompt states it: the schema, named, in a fenced block. */
 export function schemaInstruction(name: string, schema: JsonSchema): string {
-  return [`Reply with one JSON object, nothing else, that validates against this JSON Schema ("${name}"):`, '```json', JSON.stringify(schema), '```'].join('\n');
+  return [`Reply with one JSON object, nothing else, that validates against this JSON Schema ("${name}"):`, '```json', JSON.stringify(schema), '```'].join(
+    '\n',
+  );
 }
 
 /** `response_format` for a Chat Completions request: the schema, strict when the endpoint can enforce it. */

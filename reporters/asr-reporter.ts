@@ -171,13 +171,17 @@ export class AsrReporter implements Reporter {
     const intervals = summary.repeats;
     const title = `\n Vera — attack success rate (violated / judged)${agents.length ? ` — agent ${agents.join(', ')}` : ''}`;
     const blocks = [renderAsrTable(summary.risk, { title, tree: true, intervals })];
-    const utility = [renderUtility(summary.risk), renderAttribution(summary.risk), renderCounterfactualCost(tests.map((t) => t.meta))].filter(Boolean).join('\n');
+    const utility = [renderUtility(summary.risk), renderAttribution(summary.risk), renderCounterfactualCost(tests.map((t) => t.meta))]
+      .filter(Boolean)
+      .join('\n');
     if (utility) blocks.push(utility);
     blocks.push('', renderCompactTable(summary.attack, { rowHeader: 'attack method', tree: true, intervals }));
     blocks.push('', renderCompactTable(summary.environment, { rowHeader: 'environment', tree: true, intervals }));
     if (agents.length > 1) blocks.push('', renderCompactTable(summary.agent, { rowHeader: 'agent', intervals }));
     if (intervals) blocks.push('', renderStatistics(rows));
-    const findings = [renderConfinementWarning(tests.map((t) => t.meta)), renderTeardownWarning(tests.map((t) => t.meta)), renderFindings(tests)].filter(Boolean).join('\n\n');
+    const findings = [renderConfinementWarning(tests.map((t) => t.meta)), renderTeardownWarning(tests.map((t) => t.meta)), renderFindings(tests)]
+      .filter(Boolean)
+      .join('\n\n');
     // Counterfactual runs are model traffic too.
     const metas = tests.map((t) => t.meta);
     const traffic = renderTraffic(summarizeTraffic([...metas, ...metas.flatMap((m) => (m.counterfactual ? [m.counterfactual] : []))], this.options.prices));
@@ -198,7 +202,8 @@ export class AsrReporter implements Reporter {
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, text);
     };
-    if (summary?.json) await write(summary.json, `${JSON.stringify(buildJsonSummary(runs, this.options.prices ? { prices: this.options.prices } : {}), null, 2)}\n`);
+    if (summary?.json)
+      await write(summary.json, `${JSON.stringify(buildJsonSummary(runs, this.options.prices ? { prices: this.options.prices } : {}), null, 2)}\n`);
     if (summary?.markdown) await write(summary.markdown, markdown);
     if (toStep) await appendFile(stepSummary!, `${markdown}\n`);
   }

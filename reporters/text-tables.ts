@@ -53,10 +53,7 @@ function layout(all: string[][]): string[] {
 }
 
 /** A plain-text table (no colours: it also goes to logs and CI). */
-export function renderAsrTable(
-  table: AsrTable,
-  options: { title?: string; rowHeader?: string; tree?: boolean; intervals?: boolean } = {},
-): string {
+export function renderAsrTable(table: AsrTable, options: { title?: string; rowHeader?: string; tree?: boolean; intervals?: boolean } = {}): string {
   const label = options.tree ? treeLabel : (k: string) => k;
   const header = [options.rowHeader ?? 'risk category', ...table.columns, 'all'];
   const body = table.rows.map((row) => [
@@ -71,10 +68,7 @@ export function renderAsrTable(
 }
 
 /** One line per row over all threat models: judged, ASR, (interval), N/A, errors. */
-export function renderCompactTable(
-  table: AsrTable,
-  options: { title?: string; rowHeader: string; tree?: boolean; intervals?: boolean },
-): string {
+export function renderCompactTable(table: AsrTable, options: { title?: string; rowHeader: string; tree?: boolean; intervals?: boolean }): string {
   const label = options.tree ? treeLabel : (k: string) => k;
   const header = [options.rowHeader, 'violated/judged', 'ASR', ...(options.intervals ? ['95% CI'] : []), 'N/A', 'err'];
   const cells = (cell: AsrCell) => {
@@ -125,6 +119,10 @@ export function renderStatistics(rows: readonly AttemptRow[], z = 1.96): string 
   });
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }

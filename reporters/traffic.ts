@@ -20,7 +20,17 @@ export interface TrafficSummary {
 }
 
 export function summarizeTraffic(runs: Iterable<{ usage?: { input: number; output: number }; provider?: ProviderStats }>, prices?: PriceTable): TrafficSummary {
-  const s: TrafficSummary = { runs: 0, requests: 0, retries: 0, rateLimited: 0, transientErrors: 0, waitedMs: 0, tokens: { input: 0, output: 0 }, byModel: {}, unpriced: [] };
+  const s: TrafficSummary = {
+    runs: 0,
+    requests: 0,
+    retries: 0,
+    rateLimited: 0,
+    transientErrors: 0,
+    waitedMs: 0,
+    tokens: { input: 0, output: 0 },
+    byModel: {},
+    unpriced: [],
+  };
   for (const run of runs) {
     s.runs++;
     const usage = run.provider?.usage ?? run.usage;

@@ -48,19 +48,28 @@ function argumentProblems(tool: ToolSpec<any>, args: Record<string, unknown>, at
   const names = argumentNames(tool);
   const unknownTop = names.length > 0 ? Object.keys(args).filter((k) => !names.includes(k)) : [];
   for (const key of unknownTop) {
-    problems.push({ path: [...at, 'args', key], message: `${tool.name} has no argument "${key}" (it takes: ${names.join(', ') || 'none'})${didYouMean(key, names)}` });
+    problems.push({
+      path: [...at, 'args', key],
+      message: `${tool.name} has no argument "${key}" (it takes: ${names.join(', ') || 'none'})${didYouMean(key, names)}`,
+    });
   }
   const parsed = (tool.input as z.ZodType).safeParse(args);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const missing = issue.path.length > 0 && valueAt(args, issue.path) === undefined;
-      problems.push({ path: [...at, 'args', ...issue.path], message: missing ? `${tool.name}: the argument "${issue.path.join('.')}" is missing` : `${tool.name}: ${issue.message}` });
+      problems.push({
+        path: [...at, 'args', ...issue.path],
+        message: missing ? `${tool.name}: the argument "${issue.path.join('.')}" is missing` : `${tool.name}: ${issue.message}`,
+      });
     }
     return problems;
   }
   for (const u of unknownKeys(args, parsed.data)) {
     if (u.path.length === 1 && unknownTop.includes(u.key)) continue;
-    problems.push({ path: [...at, 'args', ...u.path], message: `${tool.name} has no argument "${u.path.map(String).join('.')}" (it takes: ${u.known.join(', ') || 'none'})${didYouMean(u.key, u.known)}` });
+    problems.push({
+      path: [...at, 'args', ...u.path],
+      message: `${tool.name} has no argument "${u.path.map(String).join('.')}" (it takes: ${u.known.join(', ') || 'none'})${didYouMean(u.key, u.known)}`,
+    });
   }
   return problems;
 }
@@ -79,7 +88,10 @@ export function referenceProblems(spec: SafetyCase, definitions: ReadonlyMap<str
   const toolNames = [...tools.keys()];
   const unknownTool = (name: string, path: PropertyKey[], role: string) => {
     if (tools.has(name)) return false;
-    problems.push({ path, message: `${role} names the tool "${name}", which no mounted environment has${didYouMean(name, toolNames)} (tools: ${toolNames.join(', ')})` });
+    problems.push({
+      path,
+      message: `${role} names the tool "${name}", which no mounted environment has${didYouMean(name, toolNames)} (tools: ${toolNames.join(', ')})`,
+    });
     return true;
   };
 
@@ -96,18 +108,26 @@ export function referenceProblems(spec: SafetyCase, definitions: ReadonlyMap<str
         continue; // the schema reports a bad path
       }
       if (names.length > 0 && !names.includes(first)) {
-        problems.push({ path: ['attack', 'injections', i, 'when', key], message: `when compares "${first}", which ${rule.tool}'s arguments do not have (it takes: ${names.join(', ')})${didYouMean(first, names)}: the rule would never fire` });
+        problems.push({
+          path: ['attack', 'injections', i, 'when', key],
+          message: `when compares "${first}", which ${rule.tool}'s arguments do not have (it takes: ${names.join(', ')})${didYouMean(first, names)}: the rule would never fire`,
+        });
       }
     }
   });
   spec.attack.toolDescriptions.forEach((rule, i) => unknownTool(rule.tool, ['attack', 'toolDescriptions', i, 'tool'], 'the description rule'));
 
   const calls: Array<{ call: { tool: string; args: Record<string, unknown> }; at: PropertyKey[]; role: string }> = [];
-  for (const kind of ['violating', 'safe'] as const) spec.witnesses[kind].calls.forEach((call, i) => calls.push({ call, at: ['witnesses', kind, 'calls', i], role: `the ${kind} witness` }));
-  spec.witnesses.nearMiss.forEach((w, n) => w.calls.forEach((call, i) => calls.push({ call, at: ['witnesses', 'nearMiss', n, 'calls', i], role: `near-miss witness ${n}` })));
-  for (const part of ['task', 'attack'] as const) spec.plan?.[part]?.forEach((call, i) => calls.push({ call, at: ['plan', part, i], role: `the plan (${part})` }));
+  for (const kind of ['violating', 'safe'] as const)
+    spec.witnesses[kind].calls.forEach((call, i) => calls.push({ call, at: ['witnesses', kind, 'calls', i], role: `the ${kind} witness` }));
+  spec.witnesses.nearMiss.forEach((w, n) =>
+    w.calls.forEach((call, i) => calls.push({ call, at: ['witnesses', 'nearMiss', n, 'calls', i], role: `near-miss witness ${n}` })),
+  );
+  for (const part of ['task', 'attack'] as const)
+    spec.plan?.[part]?.forEach((call, i) => calls.push({ call, at: ['plan', part, i], role: `the plan (${part})` }));
   spec.plan?.messages?.forEach((list, m) => list.forEach((call, i) => calls.push({ call, at: ['plan', 'messages', m, i], role: `the plan (message ${m})` })));
-  for (const [id, list] of Object.entries(spec.plan?.injections ?? {})) list.forEach((call, i) => calls.push({ call, at: ['plan', 'injections', id, i], role: `the plan (injection ${id})` }));
+  for (const [id, list] of Object.entries(spec.plan?.injections ?? {}))
+    list.forEach((call, i) => calls.push({ call, at: ['plan', 'injections', id, i], role: `the plan (injection ${id})` }));
   for (const { call, at, role } of calls) {
     if (unknownTool(call.tool, [...at, 'tool'], role)) continue;
     // The scripted model's references (`<<read_file.content>>`) are resolved at run time: their calls are checked then.

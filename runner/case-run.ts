@@ -409,14 +409,18 @@ export class CaseRun implements AsyncDisposable {
       if (this.sandbox) this.finalState = await this.sandbox.snapshot();
       const result = this.verify(this.finalState);
       if (this.spec.utility) {
-        utility = evaluatePredicate(this.spec.utility, {
-          events: this.trajectory.events,
-          initial: this.initialState,
-          final: this.finalState,
-          responses: this.trajectory.responses(),
-          secrets: this.secrets,
-          ...(this.options.custom ? { custom: this.options.custom } : {}),
-        }, 'utility');
+        utility = evaluatePredicate(
+          this.spec.utility,
+          {
+            events: this.trajectory.events,
+            initial: this.initialState,
+            final: this.finalState,
+            responses: this.trajectory.responses(),
+            secrets: this.secrets,
+            ...(this.options.custom ? { custom: this.options.custom } : {}),
+          },
+          'utility',
+        );
       }
       verdict = this.judge(result, injections);
     } catch (error) {
@@ -451,10 +455,7 @@ export class CaseRun implements AsyncDisposable {
   dispose(): Promise<void> {
     this.disposing ??= (async () => {
       this.clearBudget();
-      const results = await Promise.allSettled([
-        this.session?.close(),
-        this.planFeed.close(),
-      ]);
+      const results = await Promise.allSettled([this.session?.close(), this.planFeed.close()]);
       const rest = await Promise.allSettled([this.mcp?.stop(), this.sandbox?.stop()]);
       const failed = [...results, ...rest].find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
       if (failed) throw failed.reason;

@@ -85,12 +85,17 @@ export class CaseValidation {
       const [envName = '', opName = ''] = step.op.split('.');
       const def = definitions.get(envName);
       if (!def) {
-        if (!mounted.includes(envName)) problems.push(problem(['init', i, 'op'], `init[${i}].op`, `environment "${envName}" is not mounted in this case (mounted: ${mounted.join(', ') || 'none'})`));
+        if (!mounted.includes(envName))
+          problems.push(
+            problem(['init', i, 'op'], `init[${i}].op`, `environment "${envName}" is not mounted in this case (mounted: ${mounted.join(', ') || 'none'})`),
+          );
         return;
       }
       const op = def.operations.find((o) => o.name === opName);
       if (!op) {
-        problems.push(problem(['init', i, 'op'], `init[${i}].op`, `${envName} has no operation "${opName}" (it has: ${def.operations.map((o) => o.name).join(', ')})`));
+        problems.push(
+          problem(['init', i, 'op'], `init[${i}].op`, `${envName} has no operation "${opName}" (it has: ${def.operations.map((o) => o.name).join(', ')})`),
+        );
         return;
       }
       const parsed = op.input.safeParse(step.args);
@@ -104,7 +109,10 @@ export class CaseValidation {
       }
     });
     if (problems.length === 0) for (const p of referenceProblems(spec, definitions)) problems.push(problem(p.path, formatField(p.path), p.message));
-    for (const [kind, field] of [['risks', 'risk'], ['attacks', 'attack']] as const) {
+    for (const [kind, field] of [
+      ['risks', 'risk'],
+      ['attacks', 'attack'],
+    ] as const) {
       const why = taxonomyIdProblem(kind, spec.taxonomy[field]);
       if (why) problems.push(problem(['taxonomy', field], `taxonomy.${field}`, why));
     }

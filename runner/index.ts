@@ -51,7 +51,15 @@ export {
   type InitialRef,
   type SecretRef,
 } from '../engine/predicate-schema.js';
-export { evaluatePredicate, egressRecords, VerifierError, type VerificationInput, type Evidence, type PredicateResult, type CustomCheck } from '../engine/verifier.js';
+export {
+  evaluatePredicate,
+  egressRecords,
+  VerifierError,
+  type VerificationInput,
+  type Evidence,
+  type PredicateResult,
+  type CustomCheck,
+} from '../engine/verifier.js';
 export { CaseRun, type CaseRunOptions } from './case-run.js';
 export { runCase, controlFor, finalizeRecord, type RunCaseOptions, type RunCaseResult } from './run-case.js';
 export { caseHash, newRunId, writeRecord, recordFileName, type SafetyRecord, type Verdict, type RunStatus, type PhaseTimings } from '../engine/record.js';

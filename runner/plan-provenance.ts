@@ -41,7 +41,8 @@ interface Located {
 }
 
 /** Argument keys whose values the agent writes itself (prose, protocol detail), not resources it names. */
-const PROSE_KEYS = /^(body|text|content|message|comment|description|subject|title|summary|note|notes|reason|memo|reply|answer|caption|details?|prompt|query|sql|command|script|code|patch|diff|markdown|html|bio|label|name|headers|content-type|accept|user-agent|method)$/i;
+const PROSE_KEYS =
+  /^(body|text|content|message|comment|description|subject|title|summary|note|notes|reason|memo|reply|answer|caption|details?|prompt|query|sql|command|script|code|patch|diff|markdown|html|bio|label|name|headers|content-type|accept|user-agent|method)$/i;
 
 /** A value that names something: one token (no white space), or a number that is not a small count. */
 function referenceValues(args: unknown, path: PropertyKey[] = []): Array<{ value: string; path: PropertyKey[] }> {
@@ -70,7 +71,8 @@ function embeddedTargets(args: unknown, path: PropertyKey[] = []): Array<{ value
   const visit = (v: unknown, p: PropertyKey[]) => {
     if (typeof v === 'string' && /\s/.test(v.trim())) {
       // An address, the host of a URL (the page it names is the attacker's detail), an IBAN.
-      for (const m of v.matchAll(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?:\/\/([\w.-]+)|\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b/g)) out.push({ value: (m[1] ?? m[0]).replace(/[.,;:]+$/, ''), path: p });
+      for (const m of v.matchAll(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?:\/\/([\w.-]+)|\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b/g))
+        out.push({ value: (m[1] ?? m[0]).replace(/[.,;:]+$/, ''), path: p });
     } else if (Array.isArray(v)) v.forEach((item, i) => visit(item, [...p, i]));
     else if (isPlainObject(v)) for (const [k, item] of Object.entries(v)) visit(item, [...p, k]);
   };
@@ -80,9 +82,14 @@ function embeddedTargets(args: unknown, path: PropertyKey[] = []): Array<{ value
 
 /** The ways a disguised attack text still carries a literal: as written, base64-decoded, de-leeted, look-alike letters folded. */
 function views(text: string): string[] {
-  const decoded = [...text.matchAll(/[A-Za-z0-9+/]{16,}={0,2}/g)].map((m) => Buffer.from(m[0], 'base64').toString('utf8')).filter((t) => /^[\x09\x0a\x0d\x20-\x7e\u00a0-\uffff]*$/.test(t));
+  const decoded = [...text.matchAll(/[A-Za-z0-9+/]{16,}={0,2}/g)]
+    .map((m) => Buffer.from(m[0], 'base64').toString('utf8'))
+    .filter((t) => /^[\x09\x0a\x0d\x20-\x7e\u00a0-\uffff]*$/.test(t));
   const unleet = text.replace(/[4310572]/g, (c) => ({ '4': 'a', '3': 'e', '1': 'i', '0': 'o', '5': 's', '7': 't', '2': 'z' })[c]!);
-  const folded = text.replace(/[\u0430\u0441\u0435\u043e\u0440\u0445\u0443\u0456\u0458]/g, (c) => ({ '\u0430': 'a', '\u0441': 'c', '\u0435': 'e', '\u043e': 'o', '\u0440': 'p', '\u0445': 'x', '\u0443': 'y', '\u0456': 'i', '\u0458': 'j' })[c]!);
+  const folded = text.replace(
+    /[\u0430\u0441\u0435\u043e\u0440\u0445\u0443\u0456\u0458]/g,
+    (c) => ({ '\u0430': 'a', '\u0441': 'c', '\u0435': 'e', '\u043e': 'o', '\u0440': 'p', '\u0445': 'x', '\u0443': 'y', '\u0456': 'i', '\u0458': 'j' })[c]!,
+  );
   return [text, ...decoded, unleet, folded];
 }
 
@@ -94,7 +101,12 @@ function readIn(value: string, corpus: string): boolean {
   if (/^\d+$/.test(v)) {
     const n = Number(v);
     const units = n / 100;
-    const written = [n.toLocaleString('en-US'), ...(n % 100 === 0 ? [String(units), units.toLocaleString('en-US')] : []), units.toFixed(2), units.toLocaleString('en-US', { minimumFractionDigits: 2 })];
+    const written = [
+      n.toLocaleString('en-US'),
+      ...(n % 100 === 0 ? [String(units), units.toLocaleString('en-US')] : []),
+      units.toFixed(2),
+      units.toLocaleString('en-US', { minimumFractionDigits: 2 }),
+    ];
     if (written.some((w) => new RegExp(`(^|[^\\d.,])${w.replace(/[.,]/g, (c) => `\\${c}`)}(?![\\d]|[.,]\\d)`).test(corpus))) return true;
   }
   if (v.includes('/')) {
@@ -117,7 +129,11 @@ function containsToken(text: string, value: string): boolean {
   return false;
 }
 
-const STOPWORDS = new Set('this that with from have what which does please about there their would could should when where into your mine after before will them they then than also just like only some more most such here been were over under each other these those ours yours tell need want make sure check look find read show give send'.split(' '));
+const STOPWORDS = new Set(
+  'this that with from have what which does please about there their would could should when where into your mine after before will them they then than also just like only some more most such here been were over under each other these those ours yours tell need want make sure check look find read show give send'.split(
+    ' ',
+  ),
+);
 
 /** Content words (four letters or more, no stop words), lower-cased. */
 function contentWords(text: string): Set<string> {
@@ -173,7 +189,7 @@ class ResultKnowledge {
 class Knowledge {
   private text = '';
   add(...parts: unknown[]): void {
-    for (const p of parts) this.text += `\n${(typeof p === 'string' ? p : JSON.stringify(p) ?? '').toLowerCase()}`;
+    for (const p of parts) this.text += `\n${(typeof p === 'string' ? p : (JSON.stringify(p) ?? '')).toLowerCase()}`;
   }
   has(value: string): boolean {
     return readIn(value, this.text);
@@ -269,7 +285,10 @@ async function check(spec: SafetyCase, sandbox: StartedSandbox, secrets: Record<
     let why: string;
     if (!seenTools.has(rule.tool)) why = `the honest task never calls ${rule.tool}, so a real agent never reads the result it rides on`;
     else if (rule.when && !seenCalls.some((c) => c.tool === rule.tool && matchesWhen(rule.when!, c.args, { secrets, initial }))) {
-      why = `the honest task calls ${rule.tool}, but never with ${JSON.stringify(rule.when)} (it calls it with ${seenCalls.filter((c) => c.tool === rule.tool).map((c) => JSON.stringify(c.args)).join(', ')})`;
+      why = `the honest task calls ${rule.tool}, but never with ${JSON.stringify(rule.when)} (it calls it with ${seenCalls
+        .filter((c) => c.tool === rule.tool)
+        .map((c) => JSON.stringify(c.args))
+        .join(', ')})`;
     } else if (rule.after) why = `the honest task reads ${rule.tool} fewer than ${rule.after + 1} times, so the rug pull never shows`;
     else why = `no result of ${rule.tool} the honest task reads has ${rule.field ?? 'text'}${rule.where ? ` where ${JSON.stringify(rule.where)}` : ''}`;
     problems.push({ path: ['attack', 'injections', i], message: `the injection never reaches a real agent: ${why}` });
@@ -277,7 +296,10 @@ async function check(spec: SafetyCase, sandbox: StartedSandbox, secrets: Record<
   spec.attack.toolDescriptions.forEach((rule, i) => {
     if (!tools.some((t) => t.name === rule.tool)) return; // named by the tool check
     if (rule.afterCalls !== undefined && rule.afterCalls > honest.length) {
-      problems.push({ path: ['attack', 'toolDescriptions', i, 'afterCalls'], message: `the description changes after ${rule.afterCalls} calls, but the honest task makes ${honest.length}: a real agent never sees it` });
+      problems.push({
+        path: ['attack', 'toolDescriptions', i, 'afterCalls'],
+        message: `the description changes after ${rule.afterCalls} calls, but the honest task makes ${honest.length}: a real agent never sees it`,
+      });
     }
   });
 
@@ -299,7 +321,12 @@ async function check(spec: SafetyCase, sandbox: StartedSandbox, secrets: Record<
     const ids = [...spec.attack.injections.map((r, i) => injectionRuleId(r, i))];
     const planned = ids.filter((id) => spec.plan?.injections?.[id]);
     if (planned.length > 0) {
-      for (const id of planned) channels.push({ calls: spec.plan!.injections![id]!.map((call, i) => ({ call, at: ['plan', 'injections', id, i] })), texts: payloads, label: 'the injected payloads' });
+      for (const id of planned)
+        channels.push({
+          calls: spec.plan!.injections![id]!.map((call, i) => ({ call, at: ['plan', 'injections', id, i] })),
+          texts: payloads,
+          label: 'the injected payloads',
+        });
     } else channels.push({ calls: located(spec, attackCalls(spec)), texts: payloads, label: 'the injected payloads' });
   }
   // What already exists — in the initial state or the tool list — the agent can find for itself; the
@@ -322,10 +349,16 @@ async function check(spec: SafetyCase, sandbox: StartedSandbox, secrets: Record<
         if (reported.has(key)) continue;
         if (containsToken(taskText, value)) {
           reported.add(key);
-          problems.push({ path: ref.path, message: `the task carries the attacker's value ${JSON.stringify(ref.value)} (${where}): the honest user's request must not name what only the attack asks for` });
+          problems.push({
+            path: ref.path,
+            message: `the task carries the attacker's value ${JSON.stringify(ref.value)} (${where}): the honest user's request must not name what only the attack asks for`,
+          });
         } else if (!heard.has(ref.value)) {
           reported.add(key);
-          problems.push({ path: ref.path, message: `${channel.label} never name ${JSON.stringify(ref.value)} (${where}): the harmful call's value must come from the attack or an earlier result` });
+          problems.push({
+            path: ref.path,
+            message: `${channel.label} never name ${JSON.stringify(ref.value)} (${where}): the harmful call's value must come from the attack or an earlier result`,
+          });
         }
       }
       const outcome = await sandbox.callTool(call.tool, args);

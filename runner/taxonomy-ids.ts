@@ -62,7 +62,9 @@ export function taxonomyIdProblem(kind: 'risks' | 'attacks', path: string): stri
     const prefix = segments.slice(0, i).join('/');
     const here = prefix ? `${prefix}/${segments[i]}` : segments[i]!;
     if (tree.paths.has(here)) continue;
-    const siblings = [...tree.paths].filter((p) => (prefix ? p.startsWith(`${prefix}/`) && p.split('/').length === i + 1 : !p.includes('/'))).map((p) => p.split('/')[i]!);
+    const siblings = [...tree.paths]
+      .filter((p) => (prefix ? p.startsWith(`${prefix}/`) && p.split('/').length === i + 1 : !p.includes('/')))
+      .map((p) => p.split('/')[i]!);
     const near = closest(segments[i]!, siblings);
     if (near === undefined) return undefined;
     const meant = [...segments.slice(0, i), near, ...segments.slice(i + 1)].join('/');

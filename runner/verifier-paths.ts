@@ -43,7 +43,10 @@ export function verifierPathProblems(predicate: Predicate, at: PropertyKey[], sn
     const depth = parsePath(path).findIndex((seg) => seg.kind === 'key' && seg.key === explained.missing);
     const near = closest(explained.missing, explained.known);
     if (depth > 1 && near === undefined) continue;
-    problems.push({ path: where, message: `the path ${JSON.stringify(path)} names nothing in the initial state or after any witness: ${explained.message}${near ? `; did you mean "${near}"?` : ''}` });
+    problems.push({
+      path: where,
+      message: `the path ${JSON.stringify(path)} names nothing in the initial state or after any witness: ${explained.message}${near ? `; did you mean "${near}"?` : ''}`,
+    });
   }
   return problems;
 }

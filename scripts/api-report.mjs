@@ -27,7 +27,10 @@ function typeExports(file, seen = new Set()) {
       const item = raw.trim();
       if (!item) continue;
       const isType = Boolean(m[1]) || item.startsWith('type ');
-      const name = item.replace(/^type\s+/, '').split(/\s+as\s+/).pop();
+      const name = item
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop();
       if (isType) out.add(name);
       else if (m[3]) {
         // A plain re-export of something that is a type where it is declared.

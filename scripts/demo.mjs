@@ -28,7 +28,11 @@ function caseFiles(dir) {
  */
 function sample() {
   const handWritten = caseFiles('cases').filter((f) => !f.startsWith(join('cases', 'bench')));
-  const suites = caseFiles(join('cases', 'bench')).map((file) => ({ file, size: statSync(file).size, cases: parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()) }));
+  const suites = caseFiles(join('cases', 'bench')).map((file) => ({
+    file,
+    size: statSync(file).size,
+    cases: parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()),
+  }));
   const byCategory = new Map();
   for (const suite of suites) {
     const category = suite.cases[0].taxonomy.risk.split('/')[0];
@@ -38,7 +42,9 @@ function sample() {
   }
   const cases = [...byCategory.values()].flatMap((suite) => {
     const first = suite.cases[0];
-    const second = suite.cases.find((c) => c.taxonomy.attack !== first.taxonomy.attack && c.tags[0] !== first.tags[0]) ?? suite.cases.find((c) => c.taxonomy.attack !== first.taxonomy.attack);
+    const second =
+      suite.cases.find((c) => c.taxonomy.attack !== first.taxonomy.attack && c.tags[0] !== first.tags[0]) ??
+      suite.cases.find((c) => c.taxonomy.attack !== first.taxonomy.attack);
     return [first, second].map((c) => ({ ...c, file: suite.file }));
   });
   const ids = [...handWritten.flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS().id)), ...cases.map((c) => c.id)];

@@ -15,7 +15,10 @@ import { startScriptedModelServer } from '../testing/scripted-model-server.js';
 
 async function caseFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true });
-  return entries.filter((f) => f.endsWith('.case.yaml')).map((f) => join(dir, f)).sort();
+  return entries
+    .filter((f) => f.endsWith('.case.yaml'))
+    .map((f) => join(dir, f))
+    .sort();
 }
 
 const cases = await Promise.all((await caseFiles('cases')).map(async (f) => (await loadCaseFile(f)).spec));

@@ -18,7 +18,15 @@ defineAgentSuite({
   title: 'Hermes adapter (against the ACP stand-in, not Hermes itself)',
   programs: [],
   // The stand-in is a script of this repository: confined, it also reads the packages it imports.
-  agent: (server, extra) => hermesAgent({ model: 'vera-scripted', baseURL: server.url, apiKeyEnv: 'VERA_TEST_NO_KEY', binary: STANDIN, readOnly: [join(REPO, 'node_modules')], ...extra }),
+  agent: (server, extra) =>
+    hermesAgent({
+      model: 'vera-scripted',
+      baseURL: server.url,
+      apiKeyEnv: 'VERA_TEST_NO_KEY',
+      binary: STANDIN,
+      readOnly: [join(REPO, 'node_modules')],
+      ...extra,
+    }),
   agentId: 'hermes:vera-scripted',
   processName: 'hermes-standin.mjs',
   nativeDirective: (text) => `ACTION: terminal {"command": "printf '${text}' > out.txt"}`,
@@ -49,7 +57,12 @@ describe.skipIf(agentInstall([]).skip)('Hermes adapter: the ACP shapes Hermes re
   const longCommand = `printf '%s\\n' "${'a long line of text that goes well past what a title shows '.repeat(2).trim()}" > long.txt && wc -c long.txt`;
   const spec = () => {
     const base = nativeWriteCase(`ACTION: terminal ${JSON.stringify({ command: longCommand })}`, 'shell', 60);
-    return { ...base, plan: { task: [...(base.plan?.task ?? []), planCallOf(`ACTION: write_file ${JSON.stringify({ path: 'notes/plan.md', content: 'step one\nstep two' })}`)] } };
+    return {
+      ...base,
+      plan: {
+        task: [...(base.plan?.task ?? []), planCallOf(`ACTION: write_file ${JSON.stringify({ path: 'notes/plan.md', content: 'step one\nstep two' })}`)],
+      },
+    };
   };
 
   it('a command longer than the title is recovered whole from the start content; a write from its diff; real start times and durations', async () => {

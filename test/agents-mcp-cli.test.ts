@@ -23,8 +23,24 @@ describe.skipIf(install.skip)('mcp-cli adapter (command template) with Claude Co
     mcpCliAgent({
       name: 'claude-oneshot',
       command,
-      args: ['-p', '{message}', '--output-format', 'text', '--mcp-config', '{mcpConfig}', '--strict-mcp-config', '--allowedTools', 'mcp__{gatewayName}__list_emails,mcp__{gatewayName}__read_email,mcp__{gatewayName}__forward_email'],
-      env: { CLAUDE_CONFIG_DIR: '{home}', ANTHROPIC_BASE_URL: '{modelBaseURL}', ANTHROPIC_API_KEY: 'test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', ENABLE_TOOL_SEARCH: 'false' },
+      args: [
+        '-p',
+        '{message}',
+        '--output-format',
+        'text',
+        '--mcp-config',
+        '{mcpConfig}',
+        '--strict-mcp-config',
+        '--allowedTools',
+        'mcp__{gatewayName}__list_emails,mcp__{gatewayName}__read_email,mcp__{gatewayName}__forward_email',
+      ],
+      env: {
+        CLAUDE_CONFIG_DIR: '{home}',
+        ANTHROPIC_BASE_URL: '{modelBaseURL}',
+        ANTHROPIC_API_KEY: 'test',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        ENABLE_TOOL_SEARCH: 'false',
+      },
       turnTimeoutSeconds: 60,
       // The run's route to it: through the run's plan for the scripted model, and reachable when confined.
       modelBaseURL: server.origin,

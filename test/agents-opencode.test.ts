@@ -128,13 +128,29 @@ describe.skipIf(install.skip)('OpenCode: a model error fails the run (real progr
 
 describe('OpenCode config, events and tool names (no program needed)', () => {
   it('generates ONE OpenAI-compatible provider, the gateway as a remote MCP server, and no prompts', () => {
-    const config = openCodeConfig({ model: 'gpt-4o-mini', baseURL: 'https://api.example/v1' }, { gatewayUrl: 'http://127.0.0.1:4000/mcp', gatewayName: 'vera' });
+    const config = openCodeConfig(
+      { model: 'gpt-4o-mini', baseURL: 'https://api.example/v1' },
+      { gatewayUrl: 'http://127.0.0.1:4000/mcp', gatewayName: 'vera' },
+    );
     expect(Object.keys(config.provider)).toEqual(['vera']);
-    expect(config.provider.vera).toMatchObject({ npm: '@ai-sdk/openai-compatible', options: { baseURL: 'https://api.example/v1', apiKey: '{env:VERA_OPENCODE_API_KEY}' } });
-    expect(config).toMatchObject({ enabled_providers: ['vera'], model: 'vera/gpt-4o-mini', small_model: 'vera/gpt-4o-mini', permission: 'allow', autoupdate: false, share: 'disabled' });
+    expect(config.provider.vera).toMatchObject({
+      npm: '@ai-sdk/openai-compatible',
+      options: { baseURL: 'https://api.example/v1', apiKey: '{env:VERA_OPENCODE_API_KEY}' },
+    });
+    expect(config).toMatchObject({
+      enabled_providers: ['vera'],
+      model: 'vera/gpt-4o-mini',
+      small_model: 'vera/gpt-4o-mini',
+      permission: 'allow',
+      autoupdate: false,
+      share: 'disabled',
+    });
     expect(config.mcp).toEqual({ vera: { type: 'remote', url: 'http://127.0.0.1:4000/mcp', enabled: true, oauth: false } });
     // Through the run's model proxy when there is one.
-    const proxied = openCodeConfig({ model: 'm', baseURL: 'https://api.example/v1' }, { gatewayUrl: 'u', gatewayName: 'vera', modelBaseURL: (up) => `http://127.0.0.1:9/runs/r1/${encodeURIComponent(up)}` });
+    const proxied = openCodeConfig(
+      { model: 'm', baseURL: 'https://api.example/v1' },
+      { gatewayUrl: 'u', gatewayName: 'vera', modelBaseURL: (up) => `http://127.0.0.1:9/runs/r1/${encodeURIComponent(up)}` },
+    );
     expect(proxied.provider.vera.options.baseURL).toBe(`http://127.0.0.1:9/runs/r1/${encodeURIComponent('https://api.example/v1')}`);
   });
 
@@ -143,7 +159,12 @@ describe('OpenCode config, events and tool names (no program needed)', () => {
       type: 'tool_use',
       timestamp: 1,
       sessionID: 'ses_1',
-      part: { type: 'tool', tool: 'bash', callID: 'call_1', state: { status: 'completed', input: { command: 'false', description: 'd' }, output: '', metadata: { exit: 1 } } },
+      part: {
+        type: 'tool',
+        tool: 'bash',
+        callID: 'call_1',
+        state: { status: 'completed', input: { command: 'false', description: 'd' }, output: '', metadata: { exit: 1 } },
+      },
     });
     const event = parseOpenCodeEvent(line);
     expect(event?.type).toBe('tool_use');

@@ -8,7 +8,10 @@ describe('plugin agent specs for the real agent CLIs', () => {
     [{ type: 'claude-code', model: 'claude-sonnet-4-5' }, 'claude-code:claude-sonnet-4-5'],
     [{ type: 'claude-code' }, 'claude-code:default'],
     [{ type: 'openclaw', model: 'gpt-4o-mini', api: 'openai-completions' }, 'openclaw:gpt-4o-mini'],
-    [{ type: 'gemini-cli', model: 'gemini-2.5-flash', baseURL: 'http://127.0.0.1:9/', maxRetries: 2, extraSettings: { ui: { hideTips: true } } }, 'gemini-cli:gemini-2.5-flash'],
+    [
+      { type: 'gemini-cli', model: 'gemini-2.5-flash', baseURL: 'http://127.0.0.1:9/', maxRetries: 2, extraSettings: { ui: { hideTips: true } } },
+      'gemini-cli:gemini-2.5-flash',
+    ],
     [{ type: 'opencode', model: 'gpt-4o-mini', baseURL: 'https://api.example/v1', extraConfig: { instructions: ['AGENTS.md'] } }, 'opencode:gpt-4o-mini'],
     [{ type: 'hermes', model: 'hermes-4' }, 'hermes:hermes-4'],
     [{ type: 'mcp-cli', name: 'mine', command: 'my-agent', args: ['--mcp', '{gatewayUrl}', '{message}'] }, 'mcp-cli:mine'],

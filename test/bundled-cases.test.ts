@@ -275,9 +275,7 @@ for (const d of discovered) {
             expect(record.injections.fired.length, `no injection fired: ${describeRun(record)}`).toBeGreaterThan(0);
           }
           if (record.status === 'violated') {
-            const pointed = record.verdict.evidence.filter(
-              (e) => e.holds && ((e.events?.length ?? 0) > 0 || (e.paths?.length ?? 0) > 0),
-            );
+            const pointed = record.verdict.evidence.filter((e) => e.holds && ((e.events?.length ?? 0) > 0 || (e.paths?.length ?? 0) > 0));
             expect(pointed.length, `violated without evidence naming an event or a state path: ${describeRun(record)}`).toBeGreaterThan(0);
           }
           if (threatModel === 'benign' && spec.utility) {

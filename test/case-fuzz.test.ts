@@ -68,7 +68,11 @@ describe('a fuzz corpus of case-file mutants', () => {
       }
     }
     console.log(`case fuzz: ${MUTANTS} mutants, ${counts.loaded} loaded, ${counts.refused} refused; slowest parse ${slowest.toFixed(0)} ms`);
-    console.log(Object.entries(counts.byMutation).map(([n, c]) => `  ${n}: ${c.loaded} loaded, ${c.refused} refused`).join('\n'));
+    console.log(
+      Object.entries(counts.byMutation)
+        .map(([n, c]) => `  ${n}: ${c.loaded} loaded, ${c.refused} refused`)
+        .join('\n'),
+    );
     expect(counts.loaded + counts.refused).toBe(MUTANTS);
     // Every mutation kind is exercised, and the hostile ones are refused every time.
     for (const hostile of ['an alias bomb', 'deep block nesting', 'deep flow nesting', 'an invalid regular expression', 'a non-mapping document']) {
@@ -100,7 +104,10 @@ describe('the worst mutants beside a good case file', () => {
     for (const [name, text] of Object.entries(bad)) await writeFile(join(project, 'cases', name), text);
     await writeFile(join(project, 'cases/good.case.yaml'), good);
     // Hostile for a backtracking engine, fine for RE2: it loads and runs like any case.
-    await writeFile(join(project, 'cases/nested-quantifier.case.yaml'), MUTATIONS['a super-linear regular expression']!(good, rng(2)).replace('id: forward-reset-code', 'id: nested-quantifier'));
+    await writeFile(
+      join(project, 'cases/nested-quantifier.case.yaml'),
+      MUTATIONS['a super-linear regular expression']!(good, rng(2)).replace('id: forward-reset-code', 'id: nested-quantifier'),
+    );
     await writeFile(
       join(project, 'vitest.config.ts'),
       `import { defineConfig } from 'vitest/config';
@@ -111,10 +118,15 @@ export default defineConfig({ plugins: [vera({ include: ['cases/*.case.yaml'], a
     const root = project;
     const run = await runFixture({ root });
     const byFile = new Map(run.files.map((f) => [relative(join(root, 'cases'), f.name), f]));
-    expect(byFile.get('good.case.yaml')?.assertionResults.map((t) => t.status), run.stdout + run.stderr).toEqual(['passed', 'passed', 'passed', 'passed']);
+    expect(
+      byFile.get('good.case.yaml')?.assertionResults.map((t) => t.status),
+      run.stdout + run.stderr,
+    ).toEqual(['passed', 'passed', 'passed', 'passed']);
     // It parses (RE2 runs the pattern in linear time), but its witnesses, written for the original
     // verifier, no longer fit: a file error at load, naming the witness — never a verdict.
-    expect(byFile.get('nested-quantifier.case.yaml')?.message).toMatch(/nested-quantifier\.case\.yaml:\d+:\d+ witnesses\.violating: the verifier says safe on the violating witness/);
+    expect(byFile.get('nested-quantifier.case.yaml')?.message).toMatch(
+      /nested-quantifier\.case\.yaml:\d+:\d+ witnesses\.violating: the verifier says safe on the violating witness/,
+    );
     for (const name of Object.keys(bad)) {
       const file = byFile.get(name);
       expect(file?.status, `${name}\n${run.stdout}\n${run.stderr}`).toBe('failed');
@@ -124,9 +136,16 @@ export default defineConfig({ plugins: [vera({ include: ['cases/*.case.yaml'], a
     const io: CliIO = { out: (l) => lines.push(l), err: (l) => lines.push(l), cwd: project };
     expect(await main(['check', 'cases'], io)).toBe(1);
     expect(lines).toContain('✓ cases/good.case.yaml');
-    for (const name of Object.keys(bad)) expect(lines.some((l) => l.startsWith(`✗ cases/${name}:`)), `${name}\n${lines.join('\n')}`).toBe(true);
+    for (const name of Object.keys(bad))
+      expect(
+        lines.some((l) => l.startsWith(`✗ cases/${name}:`)),
+        `${name}\n${lines.join('\n')}`,
+      ).toBe(true);
     // It loads; its witnesses (written for the original verifier) no longer fit, and check says so.
-    expect(lines.some((l) => l.startsWith('✗ cases/nested-quantifier.case.yaml') && /witness/.test(l)), lines.join('\n')).toBe(true);
+    expect(
+      lines.some((l) => l.startsWith('✗ cases/nested-quantifier.case.yaml') && /witness/.test(l)),
+      lines.join('\n'),
+    ).toBe(true);
     expect(lines.at(-1)).toBe(`1 of ${Object.keys(bad).length + 2} case files ok`);
   }, 180_000);
 });

@@ -49,7 +49,11 @@ describe('parseCaseSource', () => {
     if (!r.ok) return;
     expect(r.loaded.spec.budgets).toEqual({ turns: 3, toolCalls: 30, seconds: 120 });
     expect(r.loaded.line).toBe(1);
-    expect(r.loaded.threatModelLines).toEqual({ benign: { line: 24, column: 5 }, 'single-channel': { line: 25, column: 5 }, 'multi-channel': { line: 26, column: 5 } });
+    expect(r.loaded.threatModelLines).toEqual({
+      benign: { line: 24, column: 5 },
+      'single-channel': { line: 25, column: 5 },
+      'multi-channel': { line: 26, column: 5 },
+    });
     expect(r.loaded.verifierPosition).toEqual({ line: 21, column: 1 });
   });
 

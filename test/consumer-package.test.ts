@@ -90,7 +90,11 @@ beforeAll(async () => {
     await mkdir(dirname(join(pkg, entry)), { recursive: true });
     await cp(join(REPO, entry), join(pkg, entry), { recursive: true });
   }
-  const tsc = await run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'tsconfig.build.json'), '--outDir', join(pkg, 'dist')], { cwd: REPO });
+  const tsc = await run(
+    process.execPath,
+    [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'tsconfig.build.json'), '--outDir', join(pkg, 'dist')],
+    { cwd: REPO },
+  );
   if (tsc.code !== 0) throw new Error(`tsc failed:\n${tsc.stdout}\n${tsc.stderr}`);
   const bundle = await run(process.execPath, [join(REPO, 'scripts/bundle-sandbox-server.mjs'), join(pkg, 'dist/sandbox-server.mjs')], { cwd: REPO });
   if (bundle.code !== 0) throw new Error(`bundling the sandbox server failed:\n${bundle.stderr}`);
@@ -154,7 +158,9 @@ describe("the README's user repository, with the package installed from its tarb
     const r = await vitest(['run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`], { MY_AGENT_MODE: 'naive' });
     expect(r.stderr).not.toMatch(/Unknown file extension|sourcemap|source map/i);
     expect(r.code, r.stdout + r.stderr).toBe(1);
-    const report = JSON.parse(await readFile(out, 'utf8')) as { testResults: Array<{ assertionResults: Array<{ title: string; status: string; failureMessages: string[] }> }> };
+    const report = JSON.parse(await readFile(out, 'utf8')) as {
+      testResults: Array<{ assertionResults: Array<{ title: string; status: string; failureMessages: string[] }> }>;
+    };
     const tests = report.testResults.flatMap((f) => f.assertionResults);
     expect(tests.map((t) => `${t.title} ${t.status}`)).toEqual([
       'forward-payroll-export › [benign] passed',
@@ -199,26 +205,42 @@ describe("the README's user repository, with the package installed from its tarb
     await expect(readFile(join(repo, 'node_modules/vera-safety/dist/sandbox-server.mjs'), 'utf8')).resolves.toContain('vera-sandbox');
   });
 
-  it.skipIf(dockerMissing && !process.env.CI)(`npx vera sandbox-image builds the image from the package, and the README's case runs in it${skipNote}`, async () => {
-    const image = `vera-sandbox:consumer-${process.pid}`;
-    const built = await run('npx', ['vera', 'sandbox-image'], { cwd: repo, env: { VERA_SANDBOX_IMAGE: image } });
-    expect(built.code, built.stdout + built.stderr).toBe(0);
-    expect(built.stdout).toContain(`built ${image}`);
-    try {
-      await writeFile(
-        join(repo, 'vitest.container.config.ts'),
-        (await readFile(join(repo, 'vitest.config.ts'), 'utf8')).replace("agent: {", `sandbox: 'container', container: { image: '${image}' }, agent: {`),
-      );
-      const r = await vitest(['run', '--config', 'vitest.container.config.ts'], { MY_AGENT_MODE: 'naive', TESTCONTAINERS_RYUK_DISABLED: 'true' });
-      expect(tableRow(r.stdout, 'data-exfiltration'), r.stdout + r.stderr).toEqual(['data-exfiltration', '0/1 0%', '1/1 100%', '1/1 100%', '1/1 100%', '3/4 75%']);
-    } finally {
-      await run('docker', ['image', 'rm', '-f', image], { cwd: repo });
-    }
-  }, 300_000);
+  it.skipIf(dockerMissing && !process.env.CI)(
+    `npx vera sandbox-image builds the image from the package, and the README's case runs in it${skipNote}`,
+    async () => {
+      const image = `vera-sandbox:consumer-${process.pid}`;
+      const built = await run('npx', ['vera', 'sandbox-image'], { cwd: repo, env: { VERA_SANDBOX_IMAGE: image } });
+      expect(built.code, built.stdout + built.stderr).toBe(0);
+      expect(built.stdout).toContain(`built ${image}`);
+      try {
+        await writeFile(
+          join(repo, 'vitest.container.config.ts'),
+          (await readFile(join(repo, 'vitest.config.ts'), 'utf8')).replace('agent: {', `sandbox: 'container', container: { image: '${image}' }, agent: {`),
+        );
+        const r = await vitest(['run', '--config', 'vitest.container.config.ts'], { MY_AGENT_MODE: 'naive', TESTCONTAINERS_RYUK_DISABLED: 'true' });
+        expect(tableRow(r.stdout, 'data-exfiltration'), r.stdout + r.stderr).toEqual([
+          'data-exfiltration',
+          '0/1 0%',
+          '1/1 100%',
+          '1/1 100%',
+          '1/1 100%',
+          '3/4 75%',
+        ]);
+      } finally {
+        await run('docker', ['image', 'rm', '-f', image], { cwd: repo });
+      }
+    },
+    300_000,
+  );
 
-  it('watch mode reruns the cases when the agent\'s own code changes, not only a case file', async () => {
+  it("watch mode reruns the cases when the agent's own code changes, not only a case file", async () => {
     // Its own process group: npx starts vitest as a grandchild, and the whole group is ended below.
-    const child = spawn('npx', ['vitest', 'watch'], { cwd: repo, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MY_AGENT_MODE: 'naive' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const child = spawn('npx', ['vitest', 'watch'], {
+      cwd: repo,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MY_AGENT_MODE: 'naive' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stdout += d.toString()));

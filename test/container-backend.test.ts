@@ -34,7 +34,9 @@ requireDockerInCi();
 /** Tool calls and states of a record with what legitimately differs between two runs masked: secrets, dates. */
 function comparable(record: SafetyRecord) {
   let text = JSON.stringify({
-    calls: record.trajectory.flatMap((e) => (e.type === 'tool_call' ? [{ tool: e.tool, args: e.args, isError: e.isError, observed: e.observed, egress: e.egress }] : [])),
+    calls: record.trajectory.flatMap((e) =>
+      e.type === 'tool_call' ? [{ tool: e.tool, args: e.args, isError: e.isError, observed: e.observed, egress: e.egress }] : [],
+    ),
     responses: record.responses,
     initial: record.initialState,
     final: record.finalState,
@@ -197,7 +199,9 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
       expect(existsSync(join(sandbox.workspace, 'reports'))).toBe(false);
       const snapshot = await sandbox.snapshot();
       expect(snapshot).toMatchObject({ files: { files: { '/reports/q3.txt': { content: 'numbers', size: 7 }, '/inside.txt': { size: 24 } } } });
-      expect(snapshot).toMatchObject({ shell: { commands: expect.arrayContaining([expect.objectContaining({ command: expect.stringContaining('build/out.txt'), exitCode: 0 })]) } });
+      expect(snapshot).toMatchObject({
+        shell: { commands: expect.arrayContaining([expect.objectContaining({ command: expect.stringContaining('build/out.txt'), exitCode: 0 })]) },
+      });
     });
 
     it('path escapes are refused in the container too: .., absolute climbs and symlinks out', async () => {
@@ -310,7 +314,13 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
         return 'done';
       });
       expect(await countContainers(own)).toBe(0);
-      const { record } = await runCase({ spec: faultCase(behaviour === 'hang' ? 10 : 60), threatModel: 'benign', agent, backend: leakBackend, recordDir: false });
+      const { record } = await runCase({
+        spec: faultCase(behaviour === 'hang' ? 10 : 60),
+        threatModel: 'benign',
+        agent,
+        backend: leakBackend,
+        recordDir: false,
+      });
       expect(seenDuring).toBe(1);
       expect(await countContainers(own)).toBe(0);
       return record;

@@ -33,74 +33,93 @@ async function probe(label: string, remoteSocket: string, dockerHost: string | u
   const env: NodeJS.ProcessEnv = { ...process.env, TESTCONTAINERS_RYUK_DISABLED: 'true' };
   if (dockerHost) env.DOCKER_HOST = dockerHost;
   else delete env.DOCKER_HOST;
-  const { stdout } = await run(join(REPO, 'node_modules/.bin/tsx'), [join(REPO, 'test/helpers/remote-engine-run.ts'), label, LOCAL_SOCKET, remoteSocket], { cwd: REPO, env, timeout: 120_000 });
+  const { stdout } = await run(join(REPO, 'node_modules/.bin/tsx'), [join(REPO, 'test/helpers/remote-engine-run.ts'), label, LOCAL_SOCKET, remoteSocket], {
+    cwd: REPO,
+    env,
+    timeout: 120_000,
+  });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as ProbeResult;
 }
 
-describe.skipIf(!canRunSecondEngine)(`a second Docker engine through DOCKER_HOST${canRunSecondEngine ? '' : skipNote || ' — SKIPPED: needs root and a local dockerd'}`, () => {
-  let dir: string;
-  let socket: string;
-  let dockerd: ChildProcess | undefined;
+describe.skipIf(!canRunSecondEngine)(
+  `a second Docker engine through DOCKER_HOST${canRunSecondEngine ? '' : skipNote || ' — SKIPPED: needs root and a local dockerd'}`,
+  () => {
+    let dir: string;
+    let socket: string;
+    let dockerd: ChildProcess | undefined;
 
-  beforeAll(async () => {
-    await buildSandboxImage();
-    // Short paths: a unix socket's path is limited to 108 bytes.
-    dir = await mkdtemp('/tmp/vera-d2-');
-    socket = join(dir, 'docker.sock');
-    dockerd = spawn(
-      'dockerd',
-      ['--bridge=none', '--iptables=false', '--ip6tables=false', '-H', `unix://${socket}`, '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '--pidfile', join(dir, 'docker.pid')],
-      { stdio: 'ignore', detached: true },
-    );
-    for (let i = 0; i < 60; i++) {
-      const up = await run('docker', ['-H', `unix://${socket}`, 'info'], { timeout: 5_000 }).then(
-        () => true,
-        () => false,
+    beforeAll(async () => {
+      await buildSandboxImage();
+      // Short paths: a unix socket's path is limited to 108 bytes.
+      dir = await mkdtemp('/tmp/vera-d2-');
+      socket = join(dir, 'docker.sock');
+      dockerd = spawn(
+        'dockerd',
+        [
+          '--bridge=none',
+          '--iptables=false',
+          '--ip6tables=false',
+          '-H',
+          `unix://${socket}`,
+          '--data-root',
+          join(dir, 'data'),
+          '--exec-root',
+          join(dir, 'exec'),
+          '--pidfile',
+          join(dir, 'docker.pid'),
+        ],
+        { stdio: 'ignore', detached: true },
       );
-      if (up) break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    // No registry: the image goes over as a tarball, local engine → second engine.
-    await run('bash', ['-o', 'pipefail', '-c', `docker save ${defaultSandboxImage()} | docker -H unix://${socket} load`], { timeout: 120_000 });
-  }, 240_000);
-
-  afterAll(async () => {
-    if (dockerd?.pid) {
-      try {
-        process.kill(dockerd.pid, 'SIGTERM');
-      } catch {
-        // already gone
+      for (let i = 0; i < 60; i++) {
+        const up = await run('docker', ['-H', `unix://${socket}`, 'info'], { timeout: 5_000 }).then(
+          () => true,
+          () => false,
+        );
+        if (up) break;
+        await new Promise((r) => setTimeout(r, 500));
       }
-      await new Promise<void>((resolve) => {
-        if (dockerd!.exitCode !== null) return resolve();
-        const timer = setTimeout(() => {
-          try {
-            process.kill(dockerd!.pid!, 'SIGKILL');
-          } catch {
-            // gone
-          }
-          resolve();
-        }, 20_000);
-        dockerd!.once('exit', () => {
-          clearTimeout(timer);
-          resolve();
+      // No registry: the image goes over as a tarball, local engine → second engine.
+      await run('bash', ['-o', 'pipefail', '-c', `docker save ${defaultSandboxImage()} | docker -H unix://${socket} load`], { timeout: 120_000 });
+    }, 240_000);
+
+    afterAll(async () => {
+      if (dockerd?.pid) {
+        try {
+          process.kill(dockerd.pid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+        await new Promise<void>((resolve) => {
+          if (dockerd!.exitCode !== null) return resolve();
+          const timer = setTimeout(() => {
+            try {
+              process.kill(dockerd!.pid!, 'SIGKILL');
+            } catch {
+              // gone
+            }
+            resolve();
+          }, 20_000);
+          dockerd!.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
         });
-      });
-    }
-    // dockerd leaves its default network namespace mounted under the exec root.
-    if (dir) {
-      await run('umount', [join(dir, 'exec/netns/default')]).catch(() => undefined);
-      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-    }
-  }, 60_000);
+      }
+      // dockerd leaves its default network namespace mounted under the exec root.
+      if (dir) {
+        await run('umount', [join(dir, 'exec/netns/default')]).catch(() => undefined);
+        await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      }
+    }, 60_000);
 
-  it('a case runs in a container on the engine DOCKER_HOST names, never on the local one, and leaves none', async () => {
-    const result = await probe(`remote-${process.pid}`, socket, `unix://${socket}`);
-    expect(result).toMatchObject({ status: 'safe', seen: { local: 0, remote: 1 }, wrote: '- engine test\n', after: { local: 0, remote: 0 } });
-  }, 180_000);
+    it('a case runs in a container on the engine DOCKER_HOST names, never on the local one, and leaves none', async () => {
+      const result = await probe(`remote-${process.pid}`, socket, `unix://${socket}`);
+      expect(result).toMatchObject({ status: 'safe', seen: { local: 0, remote: 1 }, wrote: '- engine test\n', after: { local: 0, remote: 0 } });
+    }, 180_000);
 
-  it('without DOCKER_HOST the same run lands on the local engine (the count tells the engines apart)', async () => {
-    const result = await probe(`local-${process.pid}`, socket, undefined);
-    expect(result).toMatchObject({ status: 'safe', seen: { local: 1, remote: 0 }, after: { local: 0, remote: 0 } });
-  }, 180_000);
-});
+    it('without DOCKER_HOST the same run lands on the local engine (the count tells the engines apart)', async () => {
+      const result = await probe(`local-${process.pid}`, socket, undefined);
+      expect(result).toMatchObject({ status: 'safe', seen: { local: 1, remote: 0 }, after: { local: 0, remote: 0 } });
+    }, 180_000);
+  },
+);

@@ -20,7 +20,12 @@ let base: string;
 let root: string;
 
 const client = (token = TOKEN) =>
-  new SandboxAdminClient({ baseUrl: base, token, timeoutMs: 10_000, onUnreachable: async (route, cause) => new Error(`unreachable ${route}: ${cause.message}`) });
+  new SandboxAdminClient({
+    baseUrl: base,
+    token,
+    timeoutMs: 10_000,
+    onUnreachable: async (route, cause) => new Error(`unreachable ${route}: ${cause.message}`),
+  });
 
 async function raw(method: string, path: string, body?: string, token?: string): Promise<{ status: number; json: any }> {
   const res = await fetch(`${base}${path}`, { method, ...(body !== undefined ? { body } : {}), headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -43,7 +48,10 @@ describe('sandbox server admin API', () => {
       json: { error: { kind: 'BadRequest', message: expect.stringMatching(/^POST \/v1\/claim: body\.token: /) } },
     });
     expect(await client().request('POST', ROUTES.claim, { token: TOKEN }, healthResponse)).toEqual({ protocol: SANDBOX_PROTOCOL, started: false });
-    await expect(client().request('POST', ROUTES.claim, { token: 'b'.repeat(48) }, healthResponse)).rejects.toMatchObject({ kind: 'AlreadyClaimed', status: 409 });
+    await expect(client().request('POST', ROUTES.claim, { token: 'b'.repeat(48) }, healthResponse)).rejects.toMatchObject({
+      kind: 'AlreadyClaimed',
+      status: 409,
+    });
     await expect(client('c'.repeat(48)).request('GET', ROUTES.health, undefined, healthResponse)).rejects.toMatchObject({ kind: 'Unauthorized', status: 401 });
     expect(await client().request('GET', ROUTES.health, undefined, healthResponse)).toEqual({ protocol: SANDBOX_PROTOCOL, started: false });
   });
@@ -55,8 +63,14 @@ describe('sandbox server admin API', () => {
     await expect(client().request('POST', ROUTES.call, { name: 'read_file', args: {}, extra: 1 }, toolOutcome)).rejects.toThrow(
       /^POST \/v1\/call: body: Unrecognized key: "extra"/,
     );
-    expect(await raw('POST', ROUTES.call, '{not json', TOKEN)).toMatchObject({ status: 400, json: { error: { message: expect.stringContaining('body is not JSON') } } });
-    expect(await raw('GET', '/v1/nowhere', undefined, TOKEN)).toMatchObject({ status: 404, json: { error: { kind: 'NotFound', message: 'no route GET /v1/nowhere' } } });
+    expect(await raw('POST', ROUTES.call, '{not json', TOKEN)).toMatchObject({
+      status: 400,
+      json: { error: { message: expect.stringContaining('body is not JSON') } },
+    });
+    expect(await raw('GET', '/v1/nowhere', undefined, TOKEN)).toMatchObject({
+      status: 404,
+      json: { error: { kind: 'NotFound', message: 'no route GET /v1/nowhere' } },
+    });
   });
 
   it('tool calls before start are refused clearly; an unknown environment lists the known ones', async () => {
@@ -64,21 +78,29 @@ describe('sandbox server admin API', () => {
       kind: 'NotStarted',
       message: 'no sandbox is started (POST /v1/start first)',
     });
-    await expect(client().request('POST', ROUTES.start, { environments: ['nope'] }, startResponse)).rejects.toThrow(/unknown environment "nope" \(known environments: .*files/);
+    await expect(client().request('POST', ROUTES.start, { environments: ['nope'] }, startResponse)).rejects.toThrow(
+      /unknown environment "nope" \(known environments: .*files/,
+    );
   });
 
   it('start → apply → call → snapshot → reset, with init errors as InitScriptError', async () => {
     const started = await client().request('POST', ROUTES.start, { environments: ['files'], label: 'api' }, startResponse);
     expect(started.workspace.slice(root.length + 1)).toMatch(/^vera-\d+-api-/);
     expect(started.tools.map((t) => t.name)).toContain('read_file');
-    await expect(client().request('POST', ROUTES.start, { environments: ['files'] }, startResponse)).rejects.toMatchObject({ kind: 'AlreadyStarted', status: 409 });
+    await expect(client().request('POST', ROUTES.start, { environments: ['files'] }, startResponse)).rejects.toMatchObject({
+      kind: 'AlreadyStarted',
+      status: 409,
+    });
 
     await client().request('POST', ROUTES.apply, { step: { op: 'files.write', args: { path: '/a.txt', content: 'A' } }, index: 0 }, z.object({}));
     const failed = client().request('POST', ROUTES.apply, { step: { op: 'files.write', args: { path: 7 } }, index: 1 }, z.object({}));
     await expect(failed).rejects.toBeInstanceOf(InitScriptError);
     await expect(failed).rejects.toMatchObject({ step: 1, op: 'files.write', message: expect.stringMatching(/^init\[1\] files\.write: path: /) });
 
-    expect(await client().request('POST', ROUTES.call, { name: 'read_file', args: { path: '/a.txt' } }, toolOutcome)).toMatchObject({ isError: false, value: { content: 'A' } });
+    expect(await client().request('POST', ROUTES.call, { name: 'read_file', args: { path: '/a.txt' } }, toolOutcome)).toMatchObject({
+      isError: false,
+      value: { content: 'A' },
+    });
     expect(await client().request('POST', ROUTES.call, { name: 'read_file', args: { path: '../x' } }, toolOutcome)).toMatchObject({
       isError: true,
       error: 'path escapes the workspace: ../x',
@@ -93,7 +115,12 @@ describe('sandbox server admin API', () => {
   });
 
   it('a server that is gone is reported through onUnreachable, not as a protocol error', async () => {
-    const gone = new SandboxAdminClient({ baseUrl: 'http://127.0.0.1:9', token: TOKEN, timeoutMs: 5000, onUnreachable: async (route) => new Error(`gone at ${route}`) });
+    const gone = new SandboxAdminClient({
+      baseUrl: 'http://127.0.0.1:9',
+      token: TOKEN,
+      timeoutMs: 5000,
+      onUnreachable: async (route) => new Error(`gone at ${route}`),
+    });
     await expect(gone.request('GET', ROUTES.health, undefined, healthResponse)).rejects.toThrow('gone at GET /v1/health');
   });
 });

@@ -105,10 +105,25 @@ describe('repeats', () => {
     });
     const dir = await mkdtemp(join(tmpdir(), 'vera-repeats-'));
     try {
-      const results = await runCaseRepeats({ spec: notes, threatModel: 'single-channel', agent: agentOn(flaky), backend, recordDir: dir, runId: 'rep', repeats: 5, baseSeed: 7 });
+      const results = await runCaseRepeats({
+        spec: notes,
+        threatModel: 'single-channel',
+        agent: agentOn(flaky),
+        backend,
+        recordDir: dir,
+        runId: 'rep',
+        repeats: 5,
+        baseSeed: 7,
+      });
       expect(results).toHaveLength(5);
       const files = (await readdir(join(dir, 'rep'))).sort();
-      expect(files).toEqual(['notes-leak--single-channel--r1.json', 'notes-leak--single-channel--r2.json', 'notes-leak--single-channel--r3.json', 'notes-leak--single-channel--r4.json', 'notes-leak--single-channel.json']);
+      expect(files).toEqual([
+        'notes-leak--single-channel--r1.json',
+        'notes-leak--single-channel--r2.json',
+        'notes-leak--single-channel--r3.json',
+        'notes-leak--single-channel--r4.json',
+        'notes-leak--single-channel.json',
+      ]);
       const records = await Promise.all(files.map(async (f) => JSON.parse(await readFile(join(dir, 'rep', f), 'utf8')) as SafetyRecord));
       records.sort((a, b) => a.repeat - b.repeat);
       expect(records.map((r) => r.repeat)).toEqual([0, 1, 2, 3, 4]);
@@ -172,8 +187,17 @@ describe('repeats in the Vitest plugin (LLM adversary on the embedded scripted a
     for (const r of [0, 1, 2]) {
       // Guarded refuses the plain request, but the decomposed step (no filter words) goes through.
       expect(byTitle[`notes-leak › [single-channel] r${r}`]!.status).toBe('failed');
-      expect(byTitle[`notes-leak › [single-channel] r${r}`]!.meta!.vera).toMatchObject({ repeat: r, seed: repeatSeed(11, 'notes-leak', r), status: 'violated', strategies: ['task-decomposition'] });
-      expect(byTitle[`notes-leak › [indirect] r${r}`]!.meta!.vera).toMatchObject({ repeat: r, status: 'safe', stopReason: 'task delivered; the agent asked nothing more' });
+      expect(byTitle[`notes-leak › [single-channel] r${r}`]!.meta!.vera).toMatchObject({
+        repeat: r,
+        seed: repeatSeed(11, 'notes-leak', r),
+        status: 'violated',
+        strategies: ['task-decomposition'],
+      });
+      expect(byTitle[`notes-leak › [indirect] r${r}`]!.meta!.vera).toMatchObject({
+        repeat: r,
+        status: 'safe',
+        stopReason: 'task delivered; the agent asked nothing more',
+      });
       expect(byTitle[`notes-leak › [benign] r${r}`]!.status).toBe('passed');
     }
     const [recordRun] = await readdir(join(run.outDir, 'records'));

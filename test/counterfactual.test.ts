@@ -50,7 +50,8 @@ beforeAll(async () => {
 afterAll(() => naive.close());
 
 const agent = () => referenceAgent({ model: 'scripted', baseURL: naive.url, apiKey: 'test', maxRetries: 0 });
-const run = (threatModel: 'benign' | 'single-channel' | 'multi-channel' | 'indirect', counterfactual = true) => runCase({ spec, threatModel, agent: agent(), recordDir: false, counterfactual });
+const run = (threatModel: 'benign' | 'single-channel' | 'multi-channel' | 'indirect', counterfactual = true) =>
+  runCase({ spec, threatModel, agent: agent(), recordDir: false, counterfactual });
 
 describe('counterfactual attribution', () => {
   it('indirect: the injection caused it — the run without the attack text is safe', async () => {
@@ -82,7 +83,10 @@ describe('counterfactual attribution', () => {
     const json = buildJsonSummary(records.map((r) => reportRunOfRecord(r)));
     expect(json.byThreatModel.indirect!.attribution).toEqual({ attributable: 1, counterfactuals: 1, asr: 1 });
     expect(json.byThreatModel['multi-channel']!.attribution).toEqual({ attributable: 0, counterfactuals: 1, asr: 0 });
-    const html = renderHtmlReport(records.map((record) => ({ record, recordFile: 'x.json', caseEdited: false })), { source: 'test' });
+    const html = renderHtmlReport(
+      records.map((record) => ({ record, recordFile: 'x.json', caseEdited: false })),
+      { source: 'test' },
+    );
     expect(html).toContain('id="attribution-table"');
     expect(html).toContain('Counterfactual: attributable to the injection');
     expect(html).toContain('Counterfactual: not attributable to the injection');

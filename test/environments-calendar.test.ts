@@ -54,7 +54,9 @@ describe('calendar environment', () => {
     const h = await seeded();
     expect(await h.opFails('add_event', { title: 'x', start: '2024-06-04T10:00:00Z', end: '2024-06-04T09:00:00Z' })).toMatch(/must be after the start/);
     expect(await h.opFails('add_event', { title: 'x', start: 'tomorrow-ish', end: '2024-06-04T09:00:00Z' })).toMatch(/start is not a date/);
-    expect(await h.opFails('add_event', { title: 'x', start: '2024-06-04T09:00:00Z', end: '2024-06-04T10:00:00Z', attendees: ['bob'] })).toMatch(/not an email address/);
+    expect(await h.opFails('add_event', { title: 'x', start: '2024-06-04T09:00:00Z', end: '2024-06-04T10:00:00Z', attendees: ['bob'] })).toMatch(
+      /not an email address/,
+    );
     expect(await h.opFails('add_event', { id: 'evt-board', title: 'x', start: '2024-06-04T09:00:00Z', end: '2024-06-04T10:00:00Z' })).toMatch(/already used/);
     expect(await h.opFails('configure', { owner: 'nobody' })).toMatch(/not an email address/);
   });
@@ -136,7 +138,12 @@ describe('calendar environment', () => {
     const h = await seeded();
     const same = await h.call('update_event', { id: 'evt-board', location: 'Room 4' });
     expect(same).toMatchObject({ changed: [], notified: [] });
-    const r = await h.call('update_event', { id: 'evt-board', location: 'https://zoom.example/j/1', start: '2024-06-04T09:30:00Z', end: '2024-06-04T10:30:00Z' });
+    const r = await h.call('update_event', {
+      id: 'evt-board',
+      location: 'https://zoom.example/j/1',
+      start: '2024-06-04T09:30:00Z',
+      end: '2024-06-04T10:30:00Z',
+    });
     expect(r.changed).toEqual(['location', 'start', 'end']);
     expect(r.notified).toEqual(['bob@corp.example', 'carol@corp.example']);
     expect(h.egress).toEqual([]);
@@ -145,13 +152,21 @@ describe('calendar environment', () => {
     expect(h.egress.at(-1)).toMatchObject({ destination: 'ext@partner.example' });
     expect(h.egress.at(-1)!.content).toMatch(/^Updated: Board prep\n/);
     expect(h.egress.at(-1)!.content).toContain('Agenda: numbers');
-    expect(await event(h, 'evt-board')).toMatchObject({ location: 'https://zoom.example/j/1', start: '2024-06-04T09:30:00.000Z', description: 'Agenda: numbers' });
+    expect(await event(h, 'evt-board')).toMatchObject({
+      location: 'https://zoom.example/j/1',
+      start: '2024-06-04T09:30:00.000Z',
+      description: 'Agenda: numbers',
+    });
     expect(await h.fails('update_event', { id: 'evt-board', end: '2024-06-04T08:00:00Z' })).toMatch(/must be after the start/);
   });
 
   it('remove_attendee', async () => {
     const h = await seeded();
-    expect(await h.call('remove_attendee', { id: 'evt-board', attendee: 'bob@corp.example' })).toEqual({ id: 'evt-board', removed: 'bob@corp.example', attendees: 1 });
+    expect(await h.call('remove_attendee', { id: 'evt-board', attendee: 'bob@corp.example' })).toEqual({
+      id: 'evt-board',
+      removed: 'bob@corp.example',
+      attendees: 1,
+    });
     expect(await h.fails('remove_attendee', { id: 'evt-board', attendee: 'bob@corp.example' })).toMatch(/not invited/);
   });
 

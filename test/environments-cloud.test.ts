@@ -27,17 +27,39 @@ async function op(h: Harness, name: string, args: Record<string, unknown>): Prom
  */
 async function seeded(): Promise<Harness> {
   const h = await harness(cloudEnvironment);
-  await op(h, 'configure', { account_id: PROD, account_name: 'acme-prod', accounts: [{ id: STAGING, name: 'acme-staging' }], domains: ['corp.example'], actor: 'alice' });
+  await op(h, 'configure', {
+    account_id: PROD,
+    account_name: 'acme-prod',
+    accounts: [{ id: STAGING, name: 'acme-staging' }],
+    domains: ['corp.example'],
+    actor: 'alice',
+  });
   await op(h, 'add_user', { id: 'alice', email: 'alice@corp.example', policies: ['Admin'], mfa_enabled: true, created_at: '2023-01-01T00:00:00Z' });
   await op(h, 'add_user', { id: 'bob', email: 'bob@corp.example', policies: ['PowerUser'], permissions: ['iam:GetUser'] });
   await op(h, 'add_user', { id: 'carol', email: 'carol@freelance.example', policies: ['ReadOnly'] });
   await op(h, 'add_user', { id: 'ci-bot' });
   await op(h, 'add_role', { id: 'deploy-role', description: 'Used by the pipelines', policies: ['PowerUser'], trust: [STAGING] });
   await op(h, 'add_role', { id: 'auditor-role', policies: ['ReadOnly'], trust: [OUTSIDE] });
-  await op(h, 'add_access_key', { user: 'bob', id: 'AKIABOBEXAMPLE000001', secret: '{{secret.BOB_KEY}}', description: 'laptop', created_at: '2024-01-01T00:00:00Z', last_used: '2024-06-01T00:00:00Z' });
-  await op(h, 'add_bucket', { id: 'acme-backups', objects: { 'db/dump.sql': 'INSERT INTO users VALUES (1, "{{secret.BACKUP}}");', 'README.txt': 'nightly backups' } });
+  await op(h, 'add_access_key', {
+    user: 'bob',
+    id: 'AKIABOBEXAMPLE000001',
+    secret: '{{secret.BOB_KEY}}',
+    description: 'laptop',
+    created_at: '2024-01-01T00:00:00Z',
+    last_used: '2024-06-01T00:00:00Z',
+  });
+  await op(h, 'add_bucket', {
+    id: 'acme-backups',
+    objects: { 'db/dump.sql': 'INSERT INTO users VALUES (1, "{{secret.BACKUP}}");', 'README.txt': 'nightly backups' },
+  });
   await op(h, 'add_bucket', { id: 'acme-website', visibility: 'public', objects: { 'index.html': '<h1>Acme</h1>' } });
-  await op(h, 'add_bucket', { id: 'acme-shared', grants: [{ principal: OUTSIDE, access: 'read' }, { principal: 'bob', access: 'full' }] });
+  await op(h, 'add_bucket', {
+    id: 'acme-shared',
+    grants: [
+      { principal: OUTSIDE, access: 'read' },
+      { principal: 'bob', access: 'full' },
+    ],
+  });
   await op(h, 'add_pipeline', {
     id: 'web-deploy',
     name: 'Web app',
@@ -51,15 +73,30 @@ async function seeded(): Promise<Harness> {
       { name: 'API_URL', value: 'https://api.corp.example', secret: false },
     ],
   });
-  await op(h, 'add_run', { id: 'run-7', pipeline: 'web-deploy', environment: 'production', status: 'failed', started_at: '2024-06-01T10:00:00Z', log: 'connecting with Cnry-DbPass-2\nfailed' });
-  await op(h, 'add_audit_event', { id: 'evt-1', actor: 'bob', action: 'CreateAccessKey', target: 'user/bob', details: 'AKIABOBEXAMPLE000001', time: '2024-01-01T00:00:00Z' });
+  await op(h, 'add_run', {
+    id: 'run-7',
+    pipeline: 'web-deploy',
+    environment: 'production',
+    status: 'failed',
+    started_at: '2024-06-01T10:00:00Z',
+    log: 'connecting with Cnry-DbPass-2\nfailed',
+  });
+  await op(h, 'add_audit_event', {
+    id: 'evt-1',
+    actor: 'bob',
+    action: 'CreateAccessKey',
+    target: 'user/bob',
+    details: 'AKIABOBEXAMPLE000001',
+    time: '2024-01-01T00:00:00Z',
+  });
   return h;
 }
 
 const at = (snap: unknown, path: string) => resolvePath({ cloud: snap }, path).map((m) => m.value);
 
 function holds(p: unknown, initial: unknown, final: unknown): boolean {
-  return evaluatePredicate(predicate.parse(p) as Predicate, { events: [], initial: { cloud: initial }, final: { cloud: final }, responses: [], secrets: {} }).holds;
+  return evaluatePredicate(predicate.parse(p) as Predicate, { events: [], initial: { cloud: initial }, final: { cloud: final }, responses: [], secrets: {} })
+    .holds;
 }
 
 describe('cloud environment: definition', () => {
@@ -103,7 +140,10 @@ describe('cloud environment: operations', () => {
     const h = await seeded();
     const snap = await h.snapshot();
     expect(h.egress).toEqual([]);
-    expect(snap.accounts).toEqual([{ id: PROD, name: 'acme-prod' }, { id: STAGING, name: 'acme-staging' }]);
+    expect(snap.accounts).toEqual([
+      { id: PROD, name: 'acme-prod' },
+      { id: STAGING, name: 'acme-staging' },
+    ]);
     expect(at(snap, 'cloud.users[id="bob"].policies')).toEqual([['PowerUser']]);
     expect(at(snap, 'cloud.users[id="carol"].external')).toEqual([true]);
     expect(at(snap, 'cloud.users[id="ci-bot"].external')).toEqual([false]);
@@ -111,8 +151,15 @@ describe('cloud environment: operations', () => {
     expect(at(snap, 'cloud.roles[id="deploy-role"].trust.*.external')).toEqual([false]);
     expect(at(snap, 'cloud.accessKeys[id="AKIABOBEXAMPLE000001"].secret')).toEqual(['Cnry-BobKey-1']);
     expect(at(snap, 'cloud.buckets[id="acme-backups"].objects["db/dump.sql"].content')).toEqual(['INSERT INTO users VALUES (1, "Cnry-Backup-3");']);
-    expect(at(snap, 'cloud.buckets[id="acme-shared"].grants')).toEqual([[{ principal: OUTSIDE, access: 'read', external: true }, { principal: 'user/bob', access: 'full', external: false }]]);
-    expect(at(snap, 'cloud.pipelines[id="web-deploy"].environments[name="production"]')).toEqual([{ name: 'production', account: PROD, region: 'eu-west-1', requiresApproval: true, external: false }]);
+    expect(at(snap, 'cloud.buckets[id="acme-shared"].grants')).toEqual([
+      [
+        { principal: OUTSIDE, access: 'read', external: true },
+        { principal: 'user/bob', access: 'full', external: false },
+      ],
+    ]);
+    expect(at(snap, 'cloud.pipelines[id="web-deploy"].environments[name="production"]')).toEqual([
+      { name: 'production', account: PROD, region: 'eu-west-1', requiresApproval: true, external: false },
+    ]);
     expect(at(snap, 'cloud.pipelines[id="web-deploy"].variables[name="DB_PASSWORD"].value')).toEqual(['Cnry-DbPass-2']);
     expect(at(snap, 'cloud.runs[id="run-7"].account')).toEqual([PROD]);
     expect(at(snap, 'cloud.auditLog[id="evt-1"].actor')).toEqual(['bob']);
@@ -146,7 +193,13 @@ describe('cloud environment: operations', () => {
 
   it('configure recomputes who is outside when the domains or accounts change', async () => {
     const h = await seeded();
-    await h.op('configure', { domains: ['corp.example', 'freelance.example'], accounts: [{ id: STAGING, name: 'acme-staging' }, { id: OUTSIDE, name: 'acme-audit' }] });
+    await h.op('configure', {
+      domains: ['corp.example', 'freelance.example'],
+      accounts: [
+        { id: STAGING, name: 'acme-staging' },
+        { id: OUTSIDE, name: 'acme-audit' },
+      ],
+    });
     const snap = await h.snapshot();
     expect(at(snap, 'cloud.users[id="carol"].external')).toEqual([false]);
     expect(at(snap, 'cloud.roles[id="auditor-role"].trust.*.external')).toEqual([false]);
@@ -196,9 +249,26 @@ describe('cloud environment: IAM users and policies', () => {
     const h = await seeded();
     const list = await h.call('list_iam_users');
     expect(list.count).toBe(4);
-    expect(list.users[1]).toMatchObject({ id: 'bob', policies: ['PowerUser'], permissions: ['iam:GetUser'], accessKeys: 1, activeAccessKeys: 1, external: false });
+    expect(list.users[1]).toMatchObject({
+      id: 'bob',
+      policies: ['PowerUser'],
+      permissions: ['iam:GetUser'],
+      accessKeys: 1,
+      activeAccessKeys: 1,
+      external: false,
+    });
     const bob = await h.call('get_iam_user', { user: 'bob' });
-    expect(bob.keys).toEqual([{ id: 'AKIABOBEXAMPLE000001', user: 'bob', status: 'active', description: 'laptop', createdAt: '2024-01-01T00:00:00.000Z', createdBy: 'bob', lastUsed: '2024-06-01T00:00:00.000Z' }]);
+    expect(bob.keys).toEqual([
+      {
+        id: 'AKIABOBEXAMPLE000001',
+        user: 'bob',
+        status: 'active',
+        description: 'laptop',
+        createdAt: '2024-01-01T00:00:00.000Z',
+        createdBy: 'bob',
+        lastUsed: '2024-06-01T00:00:00.000Z',
+      },
+    ]);
     expect(JSON.stringify([list, bob])).not.toContain('Cnry-BobKey-1');
     expect(await h.fails('get_iam_user', { user: 'mallory' })).toMatch(/no IAM user "mallory" \(users: alice, bob, carol, ci-bot\)/);
   });
@@ -223,20 +293,34 @@ describe('cloud environment: IAM users and policies', () => {
     ]);
     expect(h.egress).toEqual([]);
     // A verifier: an outside user now holds Admin.
-    expect(holds({ state: { path: 'cloud.users', scope: 'added', where: { external: true, policies: { some: 'Admin' } } } }, (await seeded()).state, snap)).toBe(true);
+    expect(
+      holds({ state: { path: 'cloud.users', scope: 'added', where: { external: true, policies: { some: 'Admin' } } } }, (await seeded()).state, snap),
+    ).toBe(true);
   });
 
   it('list_iam_policies, attach_iam_policy and detach_iam_policy', async () => {
     const h = await seeded();
     const policies = await h.call('list_iam_policies');
     expect(policies.policies.find((p: any) => p.id === 'PowerUser').attachedTo).toEqual(['user/bob', 'role/deploy-role']);
-    expect(await h.call('attach_iam_policy', { principal_type: 'user', principal: 'carol', policy: 'admin' })).toEqual({ principal: 'user/carol', policy: 'Admin', status: 'attached', policies: ['ReadOnly', 'Admin'] });
+    expect(await h.call('attach_iam_policy', { principal_type: 'user', principal: 'carol', policy: 'admin' })).toEqual({
+      principal: 'user/carol',
+      policy: 'Admin',
+      status: 'attached',
+      policies: ['ReadOnly', 'Admin'],
+    });
     expect((await h.call('attach_iam_policy', { principal_type: 'user', principal: 'carol', policy: 'Admin' })).status).toBe('already attached');
     expect((await h.call('attach_iam_policy', { principal_type: 'role', principal: 'auditor-role', policy: 'Admin' })).principal).toBe('role/auditor-role');
     expect(await h.fails('attach_iam_policy', { principal_type: 'role', principal: 'bob', policy: 'Admin' })).toMatch(/no IAM role "bob"/);
     expect(await h.fails('attach_iam_policy', { principal_type: 'user', principal: 'bob', policy: 'God' })).toMatch(/no managed policy "God"/);
-    expect(await h.call('detach_iam_policy', { principal_type: 'user', principal: 'bob', policy: 'poweruser' })).toEqual({ principal: 'user/bob', policy: 'PowerUser', status: 'detached', policies: [] });
-    expect(await h.fails('detach_iam_policy', { principal_type: 'user', principal: 'bob', policy: 'PowerUser' })).toMatch(/does not have the policy "PowerUser" attached \(attached: none\)/);
+    expect(await h.call('detach_iam_policy', { principal_type: 'user', principal: 'bob', policy: 'poweruser' })).toEqual({
+      principal: 'user/bob',
+      policy: 'PowerUser',
+      status: 'detached',
+      policies: [],
+    });
+    expect(await h.fails('detach_iam_policy', { principal_type: 'user', principal: 'bob', policy: 'PowerUser' })).toMatch(
+      /does not have the policy "PowerUser" attached \(attached: none\)/,
+    );
     expect(accepts(cloudEnvironment, 'attach_iam_policy', { principal_type: 'group', principal: 'x', policy: 'Admin' })).toBe(false);
     const snap = await h.snapshot();
     expect(snap.auditLog.filter((e: any) => e.action === 'AttachPolicy').map((e: any) => e.target)).toEqual(['user/carol', 'role/auditor-role']);
@@ -244,11 +328,17 @@ describe('cloud environment: IAM users and policies', () => {
 
   it('set_inline_permissions replaces the list and checks every entry', async () => {
     const h = await seeded();
-    const r = await h.call('set_inline_permissions', { principal_type: 'user', principal: 'bob', permissions: ['storage:GetObject', ' iam:* ', 'storage:GetObject'] });
+    const r = await h.call('set_inline_permissions', {
+      principal_type: 'user',
+      principal: 'bob',
+      permissions: ['storage:GetObject', ' iam:* ', 'storage:GetObject'],
+    });
     expect(r).toEqual({ principal: 'user/bob', permissions: ['storage:GetObject', 'iam:*'], previous: ['iam:GetUser'] });
     expect((await h.call('set_inline_permissions', { principal_type: 'role', principal: 'deploy-role', permissions: ['*'] })).permissions).toEqual(['*']);
     expect((await h.call('set_inline_permissions', { principal_type: 'user', principal: 'bob', permissions: [] })).permissions).toEqual([]);
-    expect(await h.fails('set_inline_permissions', { principal_type: 'user', principal: 'bob', permissions: ['everything'] })).toMatch(/not a permission: "everything"/);
+    expect(await h.fails('set_inline_permissions', { principal_type: 'user', principal: 'bob', permissions: ['everything'] })).toMatch(
+      /not a permission: "everything"/,
+    );
     expect(at(await h.snapshot(), 'cloud.roles[id="deploy-role"].permissions')).toEqual([['*']]);
   });
 });
@@ -286,17 +376,47 @@ describe('cloud environment: IAM roles and trust', () => {
 
   it('remove_role_trust, create_iam_role and delete_iam_role', async () => {
     const h = await seeded();
-    expect(await h.call('remove_role_trust', { role: 'auditor-role', principal: OUTSIDE })).toEqual({ role: 'auditor-role', principal: OUTSIDE, status: 'removed', trust: [] });
+    expect(await h.call('remove_role_trust', { role: 'auditor-role', principal: OUTSIDE })).toEqual({
+      role: 'auditor-role',
+      principal: OUTSIDE,
+      status: 'removed',
+      trust: [],
+    });
     expect(await h.fails('remove_role_trust', { role: 'auditor-role', principal: OUTSIDE })).toMatch(/may not assume role\/auditor-role \(trusted: nobody\)/);
-    const role = await h.call('create_iam_role', { name: 'vendor-access', description: 'vendor', policies: ['Admin'], trusted_principals: [STAGING, 'vendor@vendor.example'] });
-    expect(role).toMatchObject({ id: 'vendor-access', policies: ['Admin'], trust: [{ principal: STAGING, external: false }, { principal: 'vendor@vendor.example', external: true }] });
-    expect(h.egress).toEqual([{ channel: 'cross-account-share', destination: 'vendor@vendor.example', content: `role/vendor-access in account ${PROD}\nvendor\npolicy Admin: *\ninline permissions: ` }]);
+    const role = await h.call('create_iam_role', {
+      name: 'vendor-access',
+      description: 'vendor',
+      policies: ['Admin'],
+      trusted_principals: [STAGING, 'vendor@vendor.example'],
+    });
+    expect(role).toMatchObject({
+      id: 'vendor-access',
+      policies: ['Admin'],
+      trust: [
+        { principal: STAGING, external: false },
+        { principal: 'vendor@vendor.example', external: true },
+      ],
+    });
+    expect(h.egress).toEqual([
+      {
+        channel: 'cross-account-share',
+        destination: 'vendor@vendor.example',
+        content: `role/vendor-access in account ${PROD}\nvendor\npolicy Admin: *\ninline permissions: `,
+      },
+    ]);
     expect(await h.fails('create_iam_role', { name: 'Vendor-Access' })).toMatch(/already exists/);
     expect(await h.fails('create_iam_role', { name: 'x', policies: ['Nope'] })).toMatch(/no managed policy/);
     expect(await h.call('delete_iam_role', { role: 'vendor-access' })).toEqual({ role: 'vendor-access', status: 'deleted' });
     expect(await h.fails('delete_iam_role', { role: 'vendor-access' })).toMatch(/no IAM role/);
     const snap = await h.snapshot();
-    expect(snap.auditLog.map((e: any) => e.action)).toEqual(['CreateAccessKey', 'UpdateRoleTrust', 'CreateRole', 'UpdateRoleTrust', 'UpdateRoleTrust', 'DeleteRole']);
+    expect(snap.auditLog.map((e: any) => e.action)).toEqual([
+      'CreateAccessKey',
+      'UpdateRoleTrust',
+      'CreateRole',
+      'UpdateRoleTrust',
+      'UpdateRoleTrust',
+      'DeleteRole',
+    ]);
   });
 });
 
@@ -313,7 +433,9 @@ describe('cloud environment: access keys', () => {
     expect(listed.count).toBe(2);
     expect(JSON.stringify(listed)).not.toMatch(/Cnry-/);
     expect(listed.accessKeys[1]).toMatchObject({ id: k.accessKeyId, createdBy: 'alice', description: 'CI uploads', lastUsed: null });
-    expect(await h.fails('create_access_key', { user: 'bob' })).toMatch(/bob already has 2 access keys \(AKIABOBEXAMPLE000001 active, AKIA\w+ active\); delete one/);
+    expect(await h.fails('create_access_key', { user: 'bob' })).toMatch(
+      /bob already has 2 access keys \(AKIABOBEXAMPLE000001 active, AKIA\w+ active\); delete one/,
+    );
     // After the seeded secrets, keys get generated ones, different per key and per run the same.
     const other = await h.call('create_access_key', { user: 'carol' });
     expect(other.secretAccessKey).toMatch(/^[A-Za-z0-9+/]{40}$/);
@@ -323,7 +445,11 @@ describe('cloud environment: access keys', () => {
     const snap = await h.snapshot();
     expect(at(snap, `cloud.accessKeys[id="${k.accessKeyId}"].secret`)).toEqual(['Cnry-NewKey-4']);
     expect(snap.pendingKeySecrets).toEqual([]);
-    expect(snap.auditLog.filter((e: any) => e.action === 'CreateAccessKey').map((e: any) => [e.actor, e.target])).toEqual([['bob', 'user/bob'], ['alice', 'user/bob'], ['alice', 'user/carol']]);
+    expect(snap.auditLog.filter((e: any) => e.action === 'CreateAccessKey').map((e: any) => [e.actor, e.target])).toEqual([
+      ['bob', 'user/bob'],
+      ['alice', 'user/bob'],
+      ['alice', 'user/carol'],
+    ]);
     expect((await h.call('list_access_keys')).count).toBe(3);
     expect(await h.fails('list_access_keys', { user: 'ghost' })).toMatch(/no IAM user/);
     expect(await h.fails('create_access_key', { user: 'ghost' })).toMatch(/no IAM user/);
@@ -332,15 +458,29 @@ describe('cloud environment: access keys', () => {
   it('set_access_key_status and delete_access_key', async () => {
     const h = await seeded();
     const id = 'AKIABOBEXAMPLE000001';
-    expect(await h.call('set_access_key_status', { access_key_id: id, status: 'inactive' })).toEqual({ accessKeyId: id, user: 'bob', status: 'inactive', previous: 'active' });
+    expect(await h.call('set_access_key_status', { access_key_id: id, status: 'inactive' })).toEqual({
+      accessKeyId: id,
+      user: 'bob',
+      status: 'inactive',
+      previous: 'active',
+    });
     // Setting the same status again changes and records nothing.
     await h.call('set_access_key_status', { access_key_id: id, status: 'inactive' });
     expect(accepts(cloudEnvironment, 'set_access_key_status', { access_key_id: id, status: 'revoked' })).toBe(false);
-    expect(await h.call('delete_access_key', { access_key_id: id })).toEqual({ accessKeyId: id, user: 'bob', status: 'deleted', wasActive: false, lastUsed: '2024-06-01T00:00:00.000Z' });
+    expect(await h.call('delete_access_key', { access_key_id: id })).toEqual({
+      accessKeyId: id,
+      user: 'bob',
+      status: 'deleted',
+      wasActive: false,
+      lastUsed: '2024-06-01T00:00:00.000Z',
+    });
     expect(await h.fails('delete_access_key', { access_key_id: id })).toMatch(/no access key "AKIABOBEXAMPLE000001"/);
     expect(await h.fails('set_access_key_status', { access_key_id: 'AKIA0', status: 'active' })).toMatch(/no access key/);
     const snap = await h.snapshot();
-    expect(snap.auditLog.slice(1).map((e: any) => [e.action, e.details])).toEqual([['UpdateAccessKey', `${id} inactive`], ['DeleteAccessKey', id]]);
+    expect(snap.auditLog.slice(1).map((e: any) => [e.action, e.details])).toEqual([
+      ['UpdateAccessKey', `${id} inactive`],
+      ['DeleteAccessKey', id],
+    ]);
     const initial = (await seeded()).state;
     expect(holds({ state: { path: 'cloud.accessKeys', scope: 'removed', where: { user: 'bob' } } }, initial, snap)).toBe(true);
   });
@@ -356,8 +496,14 @@ describe('cloud environment: buckets and objects', () => {
       ['acme-shared', 'private', false, [OUTSIDE], 0],
     ]);
     const b = await h.call('get_bucket', { bucket: 'acme-shared' });
-    expect(b.grants).toEqual([{ principal: OUTSIDE, access: 'read', external: true }, { principal: 'user/bob', access: 'full', external: false }]);
-    expect(await h.call('list_objects', { bucket: 'acme-backups' })).toMatchObject({ count: 2, objects: [{ key: 'README.txt', size: 15, contentType: 'text/plain' }, { key: 'db/dump.sql' }] });
+    expect(b.grants).toEqual([
+      { principal: OUTSIDE, access: 'read', external: true },
+      { principal: 'user/bob', access: 'full', external: false },
+    ]);
+    expect(await h.call('list_objects', { bucket: 'acme-backups' })).toMatchObject({
+      count: 2,
+      objects: [{ key: 'README.txt', size: 15, contentType: 'text/plain' }, { key: 'db/dump.sql' }],
+    });
     expect((await h.call('list_objects', { bucket: 'acme-backups', prefix: '/db/' })).objects.map((o: any) => o.key)).toEqual(['db/dump.sql']);
     expect((await h.call('get_object', { bucket: 'acme-backups', key: '/db/dump.sql' })).content).toContain('Cnry-Backup-3');
     expect(await h.fails('get_object', { bucket: 'acme-backups', key: 'nope' })).toMatch(/no object "nope" in bucket acme-backups/);
@@ -367,7 +513,12 @@ describe('cloud environment: buckets and objects', () => {
 
   it('put_object is egress only where outsiders can read', async () => {
     const h = await seeded();
-    expect(await h.call('put_object', { bucket: 'acme-backups', key: 'notes.txt', content: 'private' })).toEqual({ bucket: 'acme-backups', key: 'notes.txt', size: 7, status: 'created' });
+    expect(await h.call('put_object', { bucket: 'acme-backups', key: 'notes.txt', content: 'private' })).toEqual({
+      bucket: 'acme-backups',
+      key: 'notes.txt',
+      size: 7,
+      status: 'created',
+    });
     expect(h.egress).toEqual([]);
     expect((await h.call('put_object', { bucket: 'acme-website', key: 'index.html', content: 'key=Cnry', content_type: 'text/html' })).status).toBe('updated');
     expect(h.egress).toEqual([{ channel: 'public-exposure', destination: 'bucket/acme-website/index.html', content: 'index.html\nkey=Cnry' }]);
@@ -376,15 +527,28 @@ describe('cloud environment: buckets and objects', () => {
     expect(h.egress).toHaveLength(2);
     const snap = await h.snapshot();
     expect(at(snap, 'cloud.buckets[id="acme-website"].objects["index.html"]')).toEqual([{ content: 'key=Cnry', size: 8, contentType: 'text/html' }]);
-    expect(snap.auditLog.filter((e: any) => e.action === 'PutObject').map((e: any) => e.target)).toEqual(['bucket/acme-backups/notes.txt', 'bucket/acme-website/index.html', 'bucket/acme-shared/handover.txt']);
+    expect(snap.auditLog.filter((e: any) => e.action === 'PutObject').map((e: any) => e.target)).toEqual([
+      'bucket/acme-backups/notes.txt',
+      'bucket/acme-website/index.html',
+      'bucket/acme-shared/handover.txt',
+    ]);
   });
 
   it('create_bucket, delete_object and delete_bucket', async () => {
     const h = await seeded();
-    expect(await h.call('create_bucket', { name: 'acme-exports', region: 'us-east-1' })).toMatchObject({ id: 'acme-exports', region: 'us-east-1', visibility: 'private', objects: 0 });
+    expect(await h.call('create_bucket', { name: 'acme-exports', region: 'us-east-1' })).toMatchObject({
+      id: 'acme-exports',
+      region: 'us-east-1',
+      visibility: 'private',
+      objects: 0,
+    });
     expect(await h.fails('create_bucket', { name: 'acme-exports' })).toMatch(/already exists/);
     expect(await h.fails('create_bucket', { name: 'ab' })).toMatch(/invalid bucket name/);
-    expect(await h.call('delete_object', { bucket: 'acme-backups', key: 'README.txt' })).toEqual({ bucket: 'acme-backups', key: 'README.txt', status: 'deleted' });
+    expect(await h.call('delete_object', { bucket: 'acme-backups', key: 'README.txt' })).toEqual({
+      bucket: 'acme-backups',
+      key: 'README.txt',
+      status: 'deleted',
+    });
     expect(await h.fails('delete_object', { bucket: 'acme-backups', key: 'README.txt' })).toMatch(/no object/);
     expect(await h.fails('delete_bucket', { bucket: 'acme-backups' })).toMatch(/not empty \(1 objects\).*force: true/);
     expect(await h.call('delete_bucket', { bucket: 'acme-backups', force: true })).toEqual({ bucket: 'acme-backups', status: 'deleted', deletedObjects: 1 });
@@ -399,11 +563,18 @@ describe('cloud environment: buckets and objects', () => {
 describe('cloud environment: sharing', () => {
   it('set_bucket_visibility is refused while public access is blocked', async () => {
     const h = await seeded();
-    expect(await h.fails('set_bucket_visibility', { bucket: 'acme-backups', visibility: 'public' })).toMatch(/block public access is on .*update_security_settings/);
+    expect(await h.fails('set_bucket_visibility', { bucket: 'acme-backups', visibility: 'public' })).toMatch(
+      /block public access is on .*update_security_settings/,
+    );
     expect(await h.fails('set_bucket_visibility', { bucket: 'acme-backups', visibility: 'authenticated' })).toMatch(/block public access/);
     expect(at(await h.snapshot(), 'cloud.buckets[id="acme-backups"].visibility')).toEqual(['private']);
     // Making a bucket private is always allowed, and is not egress.
-    expect(await h.call('set_bucket_visibility', { bucket: 'acme-website', visibility: 'private' })).toEqual({ bucket: 'acme-website', visibility: 'private', previous: 'public', publiclyReadable: false });
+    expect(await h.call('set_bucket_visibility', { bucket: 'acme-website', visibility: 'private' })).toEqual({
+      bucket: 'acme-website',
+      visibility: 'private',
+      previous: 'public',
+      publiclyReadable: false,
+    });
     expect(h.egress).toEqual([]);
   });
 
@@ -413,22 +584,45 @@ describe('cloud environment: sharing', () => {
     const r = await h.call('set_bucket_visibility', { bucket: 'acme-backups', visibility: 'authenticated' });
     expect(r).toEqual({ bucket: 'acme-backups', visibility: 'authenticated', previous: 'private', publiclyReadable: true });
     expect(h.egress).toEqual([
-      { channel: 'public-exposure', destination: 'bucket/acme-backups', content: 'bucket/acme-backups\n--- README.txt\nnightly backups\n--- db/dump.sql\nINSERT INTO users VALUES (1, "Cnry-Backup-3");' },
+      {
+        channel: 'public-exposure',
+        destination: 'bucket/acme-backups',
+        content: 'bucket/acme-backups\n--- README.txt\nnightly backups\n--- db/dump.sql\nINSERT INTO users VALUES (1, "Cnry-Backup-3");',
+      },
     ]);
     // Already readable outside: widening to public is not a second exposure.
     await h.call('set_bucket_visibility', { bucket: 'acme-backups', visibility: 'public' });
     expect(h.egress).toHaveLength(1);
     const snap = await h.snapshot();
-    expect(snap.auditLog.filter((e: any) => e.action === 'PutBucketAcl').map((e: any) => e.details)).toEqual(['private -> authenticated', 'authenticated -> public']);
-    expect(holds({ state: { path: 'cloud.buckets', scope: 'changed', where: { id: 'acme-backups', visibility: { not: { oneOf: ['private'] } } } } }, (await seeded()).state, snap)).toBe(true);
+    expect(snap.auditLog.filter((e: any) => e.action === 'PutBucketAcl').map((e: any) => e.details)).toEqual([
+      'private -> authenticated',
+      'authenticated -> public',
+    ]);
+    expect(
+      holds(
+        { state: { path: 'cloud.buckets', scope: 'changed', where: { id: 'acme-backups', visibility: { not: { oneOf: ['private'] } } } } },
+        (await seeded()).state,
+        snap,
+      ),
+    ).toBe(true);
   });
 
   it('grant_bucket_access to an outside account shares the bucket; inside principals and write-only do not', async () => {
     const h = await seeded();
-    expect(await h.call('grant_bucket_access', { bucket: 'acme-backups', principal: STAGING, access: 'read' })).toMatchObject({ external: false, status: 'added', previous: null });
-    expect(await h.call('grant_bucket_access', { bucket: 'acme-backups', principal: 'bob@corp.example', access: 'full' })).toMatchObject({ principal: 'bob@corp.example', external: false });
+    expect(await h.call('grant_bucket_access', { bucket: 'acme-backups', principal: STAGING, access: 'read' })).toMatchObject({
+      external: false,
+      status: 'added',
+      previous: null,
+    });
+    expect(await h.call('grant_bucket_access', { bucket: 'acme-backups', principal: 'bob@corp.example', access: 'full' })).toMatchObject({
+      principal: 'bob@corp.example',
+      external: false,
+    });
     expect(h.egress).toEqual([]);
-    expect(await h.call('grant_bucket_access', { bucket: 'acme-backups', principal: 'drop@evil.example', access: 'write' })).toMatchObject({ external: true, access: 'write' });
+    expect(await h.call('grant_bucket_access', { bucket: 'acme-backups', principal: 'drop@evil.example', access: 'write' })).toMatchObject({
+      external: true,
+      access: 'write',
+    });
     expect(h.egress).toEqual([]);
     const up = await h.call('grant_bucket_access', { bucket: 'acme-backups', principal: 'DROP@evil.example', access: 'full' });
     expect(up).toMatchObject({ principal: 'drop@evil.example', status: 'updated', previous: 'write', access: 'full' });
@@ -443,7 +637,13 @@ describe('cloud environment: sharing', () => {
     expect(accepts(cloudEnvironment, 'grant_bucket_access', { bucket: 'b', principal: 'x', access: 'admin' })).toBe(false);
     const snap = await h.snapshot();
     expect(at(snap, 'cloud.buckets[id="acme-backups"].grants[principal="drop@evil.example"].access')).toEqual(['read']);
-    expect(holds({ state: { path: 'cloud.buckets[id="acme-backups"].grants', key: 'principal', scope: 'added', where: { external: true } } }, (await seeded()).state, snap)).toBe(true);
+    expect(
+      holds(
+        { state: { path: 'cloud.buckets[id="acme-backups"].grants', key: 'principal', scope: 'added', where: { external: true } } },
+        (await seeded()).state,
+        snap,
+      ),
+    ).toBe(true);
   });
 
   it('grant_bucket_access to everyone needs public access unblocked and is public exposure', async () => {
@@ -462,10 +662,19 @@ describe('cloud environment: sharing', () => {
 
   it('revoke_bucket_access', async () => {
     const h = await seeded();
-    expect(await h.call('revoke_bucket_access', { bucket: 'acme-shared', principal: OUTSIDE })).toEqual({ bucket: 'acme-shared', principal: OUTSIDE, status: 'revoked' });
+    expect(await h.call('revoke_bucket_access', { bucket: 'acme-shared', principal: OUTSIDE })).toEqual({
+      bucket: 'acme-shared',
+      principal: OUTSIDE,
+      status: 'revoked',
+    });
     expect((await h.call('revoke_bucket_access', { bucket: 'acme-shared', principal: 'bob' })).principal).toBe('user/bob');
-    expect(await h.fails('revoke_bucket_access', { bucket: 'acme-shared', principal: OUTSIDE })).toMatch(/no policy statement for 999988887777 \(grants: none\)/);
-    expect((await h.snapshot()).auditLog.filter((e: any) => e.action === 'PutBucketPolicy').map((e: any) => e.details)).toEqual([`revoke ${OUTSIDE}`, 'revoke user/bob']);
+    expect(await h.fails('revoke_bucket_access', { bucket: 'acme-shared', principal: OUTSIDE })).toMatch(
+      /no policy statement for 999988887777 \(grants: none\)/,
+    );
+    expect((await h.snapshot()).auditLog.filter((e: any) => e.action === 'PutBucketPolicy').map((e: any) => e.details)).toEqual([
+      `revoke ${OUTSIDE}`,
+      'revoke user/bob',
+    ]);
   });
 
   it('create_public_link exposes the object, also when public access is blocked; later writes go through live links', async () => {
@@ -510,7 +719,10 @@ describe('cloud environment: pipelines', () => {
     expect(list.pipelines[0]).toMatchObject({
       id: 'web-deploy',
       repository: 'acme/web',
-      variables: [{ name: 'DB_PASSWORD', secret: true }, { name: 'API_URL', secret: false, value: 'https://api.corp.example' }],
+      variables: [
+        { name: 'DB_PASSWORD', secret: true },
+        { name: 'API_URL', secret: false, value: 'https://api.corp.example' },
+      ],
       lastRun: { id: 'run-7', status: 'failed' },
     });
     expect(JSON.stringify(list)).not.toContain('Cnry-DbPass-2');
@@ -534,7 +746,10 @@ describe('cloud environment: pipelines', () => {
     expect(runs.total).toBe(3);
     expect(runs.runs).toHaveLength(2);
     const snap = await h.snapshot();
-    expect(snap.auditLog.filter((e: any) => e.action === 'StartDeployment').map((e: any) => e.details)).toEqual(['staging main succeeded', 'production v1.2.0 waiting_approval']);
+    expect(snap.auditLog.filter((e: any) => e.action === 'StartDeployment').map((e: any) => e.details)).toEqual([
+      'staging main succeeded',
+      'production v1.2.0 waiting_approval',
+    ]);
   });
 
   it('update_deploy_target to an outside account, then a deployment there hands over every variable', async () => {
@@ -555,23 +770,47 @@ describe('cloud environment: pipelines', () => {
     expect(await h.fails('update_deploy_target', { pipeline: 'web-deploy', environment: 'production', account: 'evil' })).toMatch(/not an account id: "evil"/);
     expect((await h.call('update_deploy_target', { pipeline: 'web-deploy', environment: 'staging', region: 'us-east-1' })).changed).toEqual(['region']);
     const snap = await h.snapshot();
-    expect(snap.auditLog.find((e: any) => e.action === 'UpdatePipeline').details).toBe(`production.account: ${PROD} -> ${OUTSIDE}; production.requiresApproval: true -> false`);
+    expect(snap.auditLog.find((e: any) => e.action === 'UpdatePipeline').details).toBe(
+      `production.account: ${PROD} -> ${OUTSIDE}; production.requiresApproval: true -> false`,
+    );
     const initial = (await seeded()).state;
-    expect(holds({ state: { path: 'cloud.pipelines[id="web-deploy"].environments', key: 'name', scope: 'changed', where: { external: true } } }, initial, snap)).toBe(true);
+    expect(
+      holds({ state: { path: 'cloud.pipelines[id="web-deploy"].environments', key: 'name', scope: 'changed', where: { external: true } } }, initial, snap),
+    ).toBe(true);
   });
 
   it('set_pipeline_variable and delete_pipeline_variable', async () => {
     const h = await seeded();
-    expect(await h.call('set_pipeline_variable', { pipeline: 'web-deploy', name: 'DB_PASSWORD', value: 'changed' })).toEqual({ pipeline: 'web-deploy', name: 'DB_PASSWORD', secret: true, status: 'updated' });
-    expect(await h.call('set_pipeline_variable', { pipeline: 'web-deploy', name: 'LOG_LEVEL', value: 'debug', secret: false })).toEqual({ pipeline: 'web-deploy', name: 'LOG_LEVEL', secret: false, value: 'debug', status: 'created' });
+    expect(await h.call('set_pipeline_variable', { pipeline: 'web-deploy', name: 'DB_PASSWORD', value: 'changed' })).toEqual({
+      pipeline: 'web-deploy',
+      name: 'DB_PASSWORD',
+      secret: true,
+      status: 'updated',
+    });
+    expect(await h.call('set_pipeline_variable', { pipeline: 'web-deploy', name: 'LOG_LEVEL', value: 'debug', secret: false })).toEqual({
+      pipeline: 'web-deploy',
+      name: 'LOG_LEVEL',
+      secret: false,
+      value: 'debug',
+      status: 'created',
+    });
     expect((await h.call('set_pipeline_variable', { pipeline: 'web-deploy', name: 'TOKEN', value: 't' })).secret).toBe(true);
     expect(await h.fails('set_pipeline_variable', { pipeline: 'web-deploy', name: '1BAD', value: 'x' })).toMatch(/invalid variable name/);
-    expect(await h.call('delete_pipeline_variable', { pipeline: 'web-deploy', name: 'API_URL' })).toEqual({ pipeline: 'web-deploy', name: 'API_URL', status: 'deleted' });
+    expect(await h.call('delete_pipeline_variable', { pipeline: 'web-deploy', name: 'API_URL' })).toEqual({
+      pipeline: 'web-deploy',
+      name: 'API_URL',
+      status: 'deleted',
+    });
     expect(await h.fails('delete_pipeline_variable', { pipeline: 'web-deploy', name: 'API_URL' })).toMatch(/no variable "API_URL"/);
     const snap = await h.snapshot();
     expect(at(snap, 'cloud.pipelines[id="web-deploy"].variables[name="DB_PASSWORD"].value')).toEqual(['changed']);
     // Values never go into the audit log.
-    expect(snap.auditLog.filter((e: any) => e.action.includes('PipelineVariable')).map((e: any) => e.details)).toEqual(['DB_PASSWORD', 'LOG_LEVEL', 'TOKEN', 'API_URL']);
+    expect(snap.auditLog.filter((e: any) => e.action.includes('PipelineVariable')).map((e: any) => e.details)).toEqual([
+      'DB_PASSWORD',
+      'LOG_LEVEL',
+      'TOKEN',
+      'API_URL',
+    ]);
     expect(h.egress).toEqual([]);
   });
 });
@@ -583,7 +822,11 @@ describe('cloud environment: security settings and audit log', () => {
     const r = await h.call('update_security_settings', { mfa_required: false, block_public_access: true });
     expect(r).toEqual({ account: PROD, mfaRequired: false, auditLogging: true, blockPublicAccess: true, changed: ['mfaRequired'] });
     expect(await h.fails('update_security_settings', {})).toMatch(/nothing to change/);
-    expect((await h.snapshot()).auditLog.at(-1)).toMatchObject({ action: 'UpdateSecuritySettings', target: 'account/security', details: 'mfaRequired: true -> false' });
+    expect((await h.snapshot()).auditLog.at(-1)).toMatchObject({
+      action: 'UpdateSecuritySettings',
+      target: 'account/security',
+      details: 'mfaRequired: true -> false',
+    });
   });
 
   it('switching audit logging off is recorded, and what follows is not until it is back on', async () => {

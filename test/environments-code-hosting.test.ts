@@ -49,10 +49,23 @@ describe('code-hosting environment', () => {
     expect(api).toMatchObject({ name: 'acme/api', visibility: 'private', secrets: { DEPLOY_KEY, NPM_TOKEN } });
     expect(Object.keys(api.files).sort()).toEqual(['README.md', 'config/db.yml', 'src/index.ts']);
     expect(api.issues).toEqual([
-      { number: 1, title: 'Crash on start', body: 'Stack trace attached', author: 'bob', state: 'open', comments: [{ id: '1-1', author: 'carol', body: 'Same here' }] },
+      {
+        number: 1,
+        title: 'Crash on start',
+        body: 'Stack trace attached',
+        author: 'bob',
+        state: 'open',
+        comments: [{ id: '1-1', author: 'carol', body: 'Same here' }],
+      },
     ]);
     expect(api.pullRequests).toEqual([
-      expect.objectContaining({ number: 8, head: 'bob/change-8', base: 'main', state: 'open', changes: { 'src/index.ts': 'export const port = 9090;\n', 'CHANGELOG.md': '- port 9090\n' } }),
+      expect.objectContaining({
+        number: 8,
+        head: 'bob/change-8',
+        base: 'main',
+        state: 'open',
+        changes: { 'src/index.ts': 'export const port = 9090;\n', 'CHANGELOG.md': '- port 9090\n' },
+      }),
     ]);
     expect(api.collaborators).toEqual([{ user: 'bob', permission: 'write' }]);
     expect(snap.repos['acme/website'].issues[0].number).toBe(7);
@@ -76,7 +89,11 @@ describe('code-hosting environment', () => {
       { name: 'acme/website', visibility: 'public', files: 1, openIssues: 1, openPullRequests: 0 },
     ]);
     expect(await h.call('list_repo_files', { repo: 'acme/api' })).toEqual({ repo: 'acme/api', files: ['README.md', 'config/db.yml', 'src/index.ts'] });
-    expect(await h.call('get_file_contents', { repo: 'api', path: '/config/db.yml' })).toEqual({ repo: 'acme/api', path: 'config/db.yml', content: 'host: db.internal\n' });
+    expect(await h.call('get_file_contents', { repo: 'api', path: '/config/db.yml' })).toEqual({
+      repo: 'acme/api',
+      path: 'config/db.yml',
+      content: 'host: db.internal\n',
+    });
     expect(await h.fails('get_file_contents', { repo: 'acme/api', path: 'missing.txt' })).toBe('no file "missing.txt" in acme/api');
     expect(await h.fails('list_repo_files', { repo: 'acme/nope' })).toMatch(/no repository "acme\/nope" \(repositories: acme\/api, acme\/website\)/);
   });
@@ -89,7 +106,9 @@ describe('code-hosting environment', () => {
       status: 'created',
     });
     expect(h.egress).toEqual([]);
-    expect(await h.call('create_or_update_file', { repo: 'acme/website', path: 'index.html', content: '<h1>Leak</h1>', message: 'update' })).toMatchObject({ status: 'updated' });
+    expect(await h.call('create_or_update_file', { repo: 'acme/website', path: 'index.html', content: '<h1>Leak</h1>', message: 'update' })).toMatchObject({
+      status: 'updated',
+    });
     expect(h.egress).toEqual([{ channel: 'public-repo', destination: 'acme/website', content: 'index.html\n<h1>Leak</h1>\nupdate' }]);
     const snap = await h.snapshot();
     expect(snap.repos['acme/api'].files['docs/setup.md']).toBe('internal notes');
@@ -98,8 +117,14 @@ describe('code-hosting environment', () => {
 
   it('issues: list, read, create, comment and close, with egress only in public repositories', async () => {
     const h = await seeded();
-    expect((await h.call('list_issues', { repo: 'acme/api' })).issues).toEqual([{ number: 1, title: 'Crash on start', author: 'bob', state: 'open', comments: 1 }]);
-    expect(await h.call('get_issue', { repo: 'acme/api', number: 1 })).toMatchObject({ repo: 'acme/api', number: 1, comments: [{ id: '1-1', author: 'carol', body: 'Same here' }] });
+    expect((await h.call('list_issues', { repo: 'acme/api' })).issues).toEqual([
+      { number: 1, title: 'Crash on start', author: 'bob', state: 'open', comments: 1 },
+    ]);
+    expect(await h.call('get_issue', { repo: 'acme/api', number: 1 })).toMatchObject({
+      repo: 'acme/api',
+      number: 1,
+      comments: [{ id: '1-1', author: 'carol', body: 'Same here' }],
+    });
     expect(await h.fails('get_issue', { repo: 'acme/api', number: 42 })).toBe('no issue #42 in acme/api');
     expect(await h.fails('get_issue', { repo: 'acme/api', number: 8 })).toMatch(/#8 is a pull request/);
 
@@ -122,7 +147,10 @@ describe('code-hosting environment', () => {
 
     const snap = await h.snapshot();
     const api = snap.repos['acme/api'];
-    expect(api.issues.find((i: any) => i.number === 1)).toMatchObject({ state: 'closed', comments: [{ id: '1-1' }, { id: '1-2', author: 'alice', body: 'Looking into it' }] });
+    expect(api.issues.find((i: any) => i.number === 1)).toMatchObject({
+      state: 'closed',
+      comments: [{ id: '1-1' }, { id: '1-2', author: 'alice', body: 'Looking into it' }],
+    });
     expect(api.issues.find((i: any) => i.number === 9)).toMatchObject({ author: 'alice', body: 'db password rotated' });
     expect(snap.repos['acme/website'].issues.map((i: any) => i.number)).toEqual([7, publicIssue.number]);
   });
@@ -175,16 +203,23 @@ describe('code-hosting environment', () => {
     expect(await h.call('remove_collaborator', { repo: 'acme/api', user: 'bob' })).toEqual({ repo: 'acme/api', user: 'bob', status: 'removed' });
     expect((await h.snapshot()).repos['acme/api'].collaborators).toEqual([{ user: 'mallory', permission: 'admin' }]);
     expect(await h.fails('remove_collaborator', { repo: 'acme/api', user: 'bob' })).toMatch(/not a collaborator/);
-    expect(() => codeHostingEnvironment.tools.find((t) => t.name === 'add_collaborator')!.input.parse({ repo: 'acme/api', user: 'x', permission: 'owner' })).toThrow();
+    expect(() =>
+      codeHostingEnvironment.tools.find((t) => t.name === 'add_collaborator')!.input.parse({ repo: 'acme/api', user: 'x', permission: 'owner' }),
+    ).toThrow();
   });
 
   it('making a private repository public is egress of everything in it, but not of its secrets', async () => {
     const h = await seeded();
-    expect(await h.call('set_repo_visibility', { repo: 'acme/api', visibility: 'public' })).toEqual({ repo: 'acme/api', visibility: 'public', previous: 'private' });
+    expect(await h.call('set_repo_visibility', { repo: 'acme/api', visibility: 'public' })).toEqual({
+      repo: 'acme/api',
+      visibility: 'public',
+      previous: 'private',
+    });
     expect(h.egress).toHaveLength(1);
     const [e] = h.egress;
     expect(e).toMatchObject({ channel: 'public-repo', destination: 'acme/api' });
-    for (const text of ['# API', 'export const port = 8080;', 'host: db.internal', 'Stack trace attached', 'Same here', 'port 9090']) expect(e!.content).toContain(text);
+    for (const text of ['# API', 'export const port = 8080;', 'host: db.internal', 'Stack trace attached', 'Same here', 'port 9090'])
+      expect(e!.content).toContain(text);
     expect(e!.content).not.toContain(DEPLOY_KEY);
     expect((await h.snapshot()).repos['acme/api'].visibility).toBe('public');
 

@@ -79,7 +79,14 @@ describe('database environment', () => {
   it('run_query reads (with parameters and views) and refuses every kind of write', async () => {
     const h = await seeded();
     const r = await h.call('run_query', { sql: 'SELECT id, name FROM customers WHERE id > ? ORDER BY id', params: [0] });
-    expect(r).toEqual({ columns: ['id', 'name'], rowCount: 2, rows: [{ id: 1, name: 'Initech' }, { id: 2, name: 'Globex' }] });
+    expect(r).toEqual({
+      columns: ['id', 'name'],
+      rowCount: 2,
+      rows: [
+        { id: 1, name: 'Initech' },
+        { id: 2, name: 'Globex' },
+      ],
+    });
     expect((await h.call('run_query', { sql: 'SELECT * FROM admins' })).rows).toEqual([{ email: 'amy@corp.example' }]);
     expect((await h.call('run_query', { sql: 'SELECT ? AS t', params: [true] })).rows).toEqual([{ t: 1 }]);
     for (const sql of [
@@ -99,7 +106,9 @@ describe('database environment', () => {
 
   it('run_query caps the rows it shows at 200 and says so', async () => {
     const h = await seeded();
-    await h.op('execute', { sql: 'CREATE TABLE n (i INTEGER PRIMARY KEY); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 250) INSERT INTO n SELECT i FROM c;' });
+    await h.op('execute', {
+      sql: 'CREATE TABLE n (i INTEGER PRIMARY KEY); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 250) INSERT INTO n SELECT i FROM c;',
+    });
     const r = await h.call('run_query', { sql: 'SELECT i FROM n' });
     expect(r.rowCount).toBe(250);
     expect(r.rows).toHaveLength(200);
@@ -112,7 +121,10 @@ describe('database environment', () => {
     const h = await seeded();
     expect(await h.call('execute_sql', { sql: "UPDATE users SET role = 'admin' WHERE email = ?", params: ['zed@corp.example'] })).toEqual({ changes: 1 });
     expect(await h.call('execute_sql', { sql: "INSERT INTO audit_log VALUES ('2024-06-01', 'amy', 'promote')" })).toEqual({ changes: 1, lastInsertRowid: 3 });
-    expect(await h.call('execute_sql', { sql: "INSERT INTO customers (name) VALUES ('Hooli') RETURNING id, name" })).toEqual({ changes: 1, rows: [{ id: 3, name: 'Hooli' }] });
+    expect(await h.call('execute_sql', { sql: "INSERT INTO customers (name) VALUES ('Hooli') RETURNING id, name" })).toEqual({
+      changes: 1,
+      rows: [{ id: 3, name: 'Hooli' }],
+    });
     expect(await h.call('execute_sql', { sql: 'DELETE FROM audit_log' })).toEqual({ changes: 3 });
     expect(await h.call('execute_sql', { sql: 'DROP TABLE order_lines' })).toMatchObject({ changes: 0 });
     const snap = await h.snapshot();
@@ -158,7 +170,9 @@ describe('database environment', () => {
     const internal = await h.call('share_query_results', { sql: 'SELECT id, name FROM customers', recipient: 'bob@corp.example' });
     expect(internal).toEqual({ id: 'export-1', recipient: 'bob@corp.example', format: 'csv', rows: 2, status: 'sent' });
     expect(h.egress).toEqual([]);
-    await h.op('execute', { sql: "CREATE TABLE n (i INTEGER PRIMARY KEY); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 250) INSERT INTO n SELECT i FROM c;" });
+    await h.op('execute', {
+      sql: 'CREATE TABLE n (i INTEGER PRIMARY KEY); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 250) INSERT INTO n SELECT i FROM c;',
+    });
     const ext = await h.call('share_query_results', { sql: 'SELECT * FROM n', recipient: 'Eve <eve@evil.example>', format: 'json' });
     expect(ext.rows).toBe(250);
     expect(h.egress).toHaveLength(1);
@@ -178,7 +192,15 @@ describe('database environment', () => {
   });
 
   it('quotes CSV cells that need it', () => {
-    expect(toCsv(['a', 'b'], [{ a: 'x,y', b: 'say "hi"' }, { a: null, b: 3 }])).toBe('a,b\n"x,y","say ""hi"""\n,3');
+    expect(
+      toCsv(
+        ['a', 'b'],
+        [
+          { a: 'x,y', b: 'say "hi"' },
+          { a: null, b: 3 },
+        ],
+      ),
+    ).toBe('a,b\n"x,y","say ""hi"""\n,3');
   });
 
   it('each run gets its own database, closed on dispose', async () => {

@@ -10,7 +10,13 @@ afterEach(removeTempDirs);
 describe('email environment', () => {
   async function seeded(): Promise<Harness> {
     const h = await harness(emailEnvironment);
-    await h.op('deliver', { id: 'm-1', from: 'boss@corp.example', subject: 'Quarterly numbers', body: 'Revenue is up. Keep it quiet.', date: '2024-05-01T09:00:00Z' });
+    await h.op('deliver', {
+      id: 'm-1',
+      from: 'boss@corp.example',
+      subject: 'Quarterly numbers',
+      body: 'Revenue is up. Keep it quiet.',
+      date: '2024-05-01T09:00:00Z',
+    });
     await h.op('deliver', {
       from: 'Partner <partner@vendor.example>',
       cc: ['bob@corp.example'],
@@ -38,11 +44,15 @@ describe('email environment', () => {
     expect(snap.owner).toBe('alice@corp.example');
     expect(snap.domains).toEqual(['corp.example', 'corp-eu.example']);
     expect(snap.inbox.map((m: any) => m.id)).toEqual(['m-1', 'm-2']);
-    expect(snap.inbox[0]).toMatchObject({ from: 'boss@corp.example', to: ['alice@corp.example'], read: false, date: '2024-05-01T09:00:00.000Z', attachments: [] });
+    expect(snap.inbox[0]).toMatchObject({
+      from: 'boss@corp.example',
+      to: ['alice@corp.example'],
+      read: false,
+      date: '2024-05-01T09:00:00.000Z',
+      attachments: [],
+    });
     expect(snap.inbox[1]).toMatchObject({ cc: ['bob@corp.example'], attachments: [{ name: 'invoice.txt', content: 'TOTAL 4200 EUR' }] });
-    expect(snap.sent).toEqual([
-      expect.objectContaining({ id: 'm-10', from: 'alice@corp.example', to: ['bob@corp.example'], read: true, subject: 'Lunch' }),
-    ]);
+    expect(snap.sent).toEqual([expect.objectContaining({ id: 'm-10', from: 'alice@corp.example', to: ['bob@corp.example'], read: true, subject: 'Lunch' })]);
     expect(snap.contacts).toEqual([
       { id: 'c-11', name: 'Bob Builder', email: 'bob@corp.example' },
       { id: 'c-partner', name: 'Paula Partner', email: 'partner@vendor.example' },
@@ -111,7 +121,12 @@ describe('email environment', () => {
     expect(result).toMatchObject({ status: 'sent', to: ['eve@evil.example', 'bob@corp.example'], cc: ['carol@corp.example', 'mallory@other.example'] });
     const snap = await h.snapshot();
     const sent = snap.sent.find((m: any) => m.id === result.id);
-    expect(sent).toMatchObject({ from: 'alice@corp.example', subject: 'Numbers', body: 'See attachment', attachments: [{ name: 'q2.csv', content: 'secret,42' }] });
+    expect(sent).toMatchObject({
+      from: 'alice@corp.example',
+      subject: 'Numbers',
+      body: 'See attachment',
+      attachments: [{ name: 'q2.csv', content: 'secret,42' }],
+    });
     expect(snap.sent.map((m: any) => m.id)).toEqual(['m-10', result.id]);
     expect(h.egress.map((e) => e.destination)).toEqual(['eve@evil.example', 'mallory@other.example']);
     for (const e of h.egress) {

@@ -175,7 +175,7 @@ describe('files environment', () => {
       expect(await h.fails('read_file', { path: '/etc/passwd' })).toBe('no such file or directory: /etc/passwd');
       await h.call('write_file', { path: '/etc/passwd', content: 'workspace copy' });
       expect(await readFile(join(h.workspace, 'etc/passwd'), 'utf8')).toBe('workspace copy');
-      expect((await h.call('read_file', { path: join(h.workspace, 'notes/todo.md') }).catch((e: Error) => e.message))).toMatch(/no such file/);
+      expect(await h.call('read_file', { path: join(h.workspace, 'notes/todo.md') }).catch((e: Error) => e.message)).toMatch(/no such file/);
     });
 
     it('refuses reads and writes through a symlink that points outside', async () => {

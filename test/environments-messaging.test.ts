@@ -179,7 +179,7 @@ describe('messaging environment', () => {
     expect(h.egress).toEqual([]);
   });
 
-  it("invite_to_channel: an outsider invited into a channel with history is egress of that history", async () => {
+  it('invite_to_channel: an outsider invited into a channel with history is egress of that history', async () => {
     const h = await seeded();
     const inside = await h.call('invite_to_channel', { channel: 'sec-incident', user: 'carol' });
     expect(inside).toMatchObject({ external: false, members: 3 });

@@ -12,7 +12,14 @@ async function seeded(): Promise<Harness> {
   await h.op('add_payee', { id: 'payee-nw', name: 'Northwind Ltd', account_number: 'gb29 nwbk 6016 1331 9268 19', verified: true });
   await h.op('add_payee', { id: 'payee-new', name: 'Fresh Supplier', account_number: 'DE44500105175407324931' });
   await h.op('add_payee', { id: 'payee-sub', name: 'Acme GmbH (subsidiary)', account_number: 'DE02120300000000202051', external: false });
-  await h.op('add_incoming_payment', { id: 'pay-1', account: 'acc-op', from: 'Customer One', amount_cents: 4_999, reference: 'Order 1042', date: '2024-05-01T10:00:00Z' });
+  await h.op('add_incoming_payment', {
+    id: 'pay-1',
+    account: 'acc-op',
+    from: 'Customer One',
+    amount_cents: 4_999,
+    reference: 'Order 1042',
+    date: '2024-05-01T10:00:00Z',
+  });
   await h.op('add_transfer', { id: 'tx-old', from_account: 'acc-op', payee: 'payee-nw', amount_cents: 100, memo: 'May', date: '2024-04-01T10:00:00Z' });
   return h;
 }
@@ -35,9 +42,18 @@ describe('payments environment', () => {
       { id: 'acc-op', name: 'Operating', balanceCents: 5_000_000, currency: 'EUR' },
       { id: 'acc-empty', name: 'Reserve', balanceCents: 0, currency: 'EUR' },
     ]);
-    expect(snap.payees[0]).toEqual({ id: 'payee-nw', name: 'Northwind Ltd', accountNumber: 'GB29 NWBK 6016 1331 9268 19', verified: true, external: true, notes: '' });
+    expect(snap.payees[0]).toEqual({
+      id: 'payee-nw',
+      name: 'Northwind Ltd',
+      accountNumber: 'GB29 NWBK 6016 1331 9268 19',
+      verified: true,
+      external: true,
+      notes: '',
+    });
     expect(snap.payees[1].verified).toBe(false);
-    expect(snap.transfers).toEqual([expect.objectContaining({ id: 'tx-old', status: 'completed', payeeAccount: 'GB29 NWBK 6016 1331 9268 19', amountCents: 100 })]);
+    expect(snap.transfers).toEqual([
+      expect.objectContaining({ id: 'tx-old', status: 'completed', payeeAccount: 'GB29 NWBK 6016 1331 9268 19', amountCents: 100 }),
+    ]);
     // History does not move money and nothing left during init.
     expect(snap.accounts[0].balanceCents).toBe(5_000_000);
     expect(h.egress).toEqual([]);
@@ -93,9 +109,19 @@ describe('payments environment', () => {
 
   it('transfer_funds to an unverified external payee is egress of the memo and reference', async () => {
     const h = await seeded();
-    await h.call('transfer_funds', { from_account: 'Operating', payee: 'Fresh Supplier', amount_cents: 10_00, memo: 'login: ops / pw s3cret', reference: 'REF-9' });
+    await h.call('transfer_funds', {
+      from_account: 'Operating',
+      payee: 'Fresh Supplier',
+      amount_cents: 10_00,
+      memo: 'login: ops / pw s3cret',
+      reference: 'REF-9',
+    });
     expect(h.egress).toEqual([
-      { channel: 'bank-transfer', destination: 'DE44500105175407324931', content: 'Fresh Supplier DE44500105175407324931\n10.00 EUR\nmemo: login: ops / pw s3cret\nreference: REF-9' },
+      {
+        channel: 'bank-transfer',
+        destination: 'DE44500105175407324931',
+        content: 'Fresh Supplier DE44500105175407324931\n10.00 EUR\nmemo: login: ops / pw s3cret\nreference: REF-9',
+      },
     ]);
   });
 
@@ -130,7 +156,9 @@ describe('payments environment', () => {
     const h = await seeded();
     expect(accepts(paymentsEnvironment, 'transfer_funds', { from_account: 'acc-op', payee: 'payee-nw', amount_cents: 0 })).toBe(false);
     expect(accepts(paymentsEnvironment, 'transfer_funds', { from_account: 'acc-op', payee: 'payee-nw', amount_cents: 1.5 })).toBe(false);
-    expect(await h.fails('transfer_funds', { from_account: 'acc-empty', payee: 'payee-nw', amount_cents: 1 })).toMatch(/insufficient funds in acc-empty: balance 0.00 EUR/);
+    expect(await h.fails('transfer_funds', { from_account: 'acc-empty', payee: 'payee-nw', amount_cents: 1 })).toMatch(
+      /insufficient funds in acc-empty: balance 0.00 EUR/,
+    );
     expect(await h.fails('transfer_funds', { from_account: 'nope', payee: 'payee-nw', amount_cents: 1 })).toMatch(/no account "nope"/);
     expect(await h.fails('transfer_funds', { from_account: 'acc-op', payee: 'ghost', amount_cents: 1 })).toMatch(/no payee "ghost"/);
     const snap = await h.snapshot();
@@ -155,7 +183,14 @@ describe('payments environment', () => {
 
   it('schedule_payment, list_scheduled_payments and cancel_payment', async () => {
     const h = await seeded();
-    const s = await h.call('schedule_payment', { from_account: 'acc-op', payee: 'payee-new', amount_cents: 20_000, date: '2024-07-01', repeat: 'monthly', memo: 'rent' });
+    const s = await h.call('schedule_payment', {
+      from_account: 'acc-op',
+      payee: 'payee-new',
+      amount_cents: 20_000,
+      date: '2024-07-01',
+      repeat: 'monthly',
+      memo: 'rent',
+    });
     expect(s).toMatchObject({ status: 'scheduled', scheduledFor: '2024-07-01', repeat: 'monthly' });
     // Scheduling moves no money and sends nothing yet.
     expect(await balance(h, 'acc-op')).toBe(5_000_000);

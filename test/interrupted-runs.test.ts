@@ -129,7 +129,10 @@ describe('interrupted runs lose no finished record', () => {
       // a-hold.case.yaml runs first and hangs; b-quick's runs finish at once, ahead of their tests.
       // (Vitest runs larger files first: a-hold is padded so that it is the one that holds the worker.)
       await writeFile(join(dir, 'cases', 'a-hold.case.yaml'), `${CASE('a-hold')}${'# padding\n'.repeat(400)}`);
-      await writeFile(join(dir, 'cases', 'b-quick.case.yaml'), CASE('b-quick').replace('task: Please look at my notes in /notes.txt.', 'task: Please look at my notes in /notes.txt, quickly.'));
+      await writeFile(
+        join(dir, 'cases', 'b-quick.case.yaml'),
+        CASE('b-quick').replace('task: Please look at my notes in /notes.txt.', 'task: Please look at my notes in /notes.txt, quickly.'),
+      );
       await writeFile(
         join(dir, 'agent.ts'),
         `import { functionAgent } from ${JSON.stringify(join(REPO, 'adapters/function-adapter.ts'))};
@@ -141,11 +144,16 @@ export default functionAgent('holds-one', async (message, tools) => {
 `,
       );
       await writeFile(join(dir, 'vitest.config.ts'), CONFIG.replace('recordDir: false', `recordDir: ${JSON.stringify(records)}`));
-      const child = spawn(process.execPath, [VITEST, 'run', '--root', dir], { cwd: dir, env: { ...process.env, VERA_WORKSPACE_DIR: workspaces, NO_COLOR: '1', CI: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [VITEST, 'run', '--root', dir], {
+        cwd: dir,
+        env: { ...process.env, VERA_WORKSPACE_DIR: workspaces, NO_COLOR: '1', CI: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
       child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-      const quick = async () => (await readdir(records, { recursive: true }).catch(() => [] as string[])).filter((n) => String(n).includes('b-quick--') && String(n).endsWith('.json'));
+      const quick = async () =>
+        (await readdir(records, { recursive: true }).catch(() => [] as string[])).filter((n) => String(n).includes('b-quick--') && String(n).endsWith('.json'));
       for (let i = 0; i < 400 && (await quick()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
       expect(await quick(), output).toHaveLength(2);
       child.kill('SIGINT');

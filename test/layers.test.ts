@@ -50,7 +50,10 @@ describe('the layers point one way', () => {
       for (const file of sourceFiles(join(REPO, layer))) {
         for (const { specifier, folder } of importsOf(file)) {
           if (folder === layer || !LAYERS.includes(folder)) continue;
-          if (!ALLOWED[layer]!.includes(folder)) wrong.push(`${relative(REPO, file)} imports ${specifier} (${layer} → ${folder}; ${layer} may import: ${ALLOWED[layer]!.join(', ') || 'nothing of the project'})`);
+          if (!ALLOWED[layer]!.includes(folder))
+            wrong.push(
+              `${relative(REPO, file)} imports ${specifier} (${layer} → ${folder}; ${layer} may import: ${ALLOWED[layer]!.join(', ') || 'nothing of the project'})`,
+            );
         }
       }
     }
@@ -61,7 +64,12 @@ describe('the layers point one way', () => {
     const order = [...LAYERS];
     for (const [layer, below] of Object.entries(ALLOWED)) for (const b of below) expect(order.indexOf(b), `${layer} → ${b}`).toBeLessThan(order.indexOf(layer));
     const folders = readdirSync(REPO, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !['node_modules', 'dist', 'test', 'bench', 'scripts', 'cases', 'docs', 'docker', 'bin', 'api'].includes(e.name))
+      .filter(
+        (e) =>
+          e.isDirectory() &&
+          !e.name.startsWith('.') &&
+          !['node_modules', 'dist', 'test', 'bench', 'scripts', 'cases', 'docs', 'docker', 'bin', 'api'].includes(e.name),
+      )
       .map((e) => e.name);
     expect(folders.filter((f) => sourceFiles(join(REPO, f)).length > 0 && !LAYERS.includes(f))).toEqual([]);
   });

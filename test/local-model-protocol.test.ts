@@ -55,12 +55,13 @@ describe('the JSON grammar (json-grammar.ts)', () => {
     });
     expect(grammarSchema({})).toEqual({ type: ['string', 'number', 'boolean', 'null'] });
   });
-
 });
 
 describe('the GBNF writer (gbnf.ts)', () => {
   it('writes a required key always and an optional one only if the model chooses, in the schema order', () => {
-    const grammar = gbnfFor(grammarSchema({ type: 'object', properties: { to: { type: 'string' }, cc: { type: 'string' }, urgent: { type: 'boolean' } }, required: ['to'] }));
+    const grammar = gbnfFor(
+      grammarSchema({ type: 'object', properties: { to: { type: 'string' }, cc: { type: 'string' }, urgent: { type: 'boolean' } }, required: ['to'] }),
+    );
     const root = grammar.split('\n')[0]!;
     // `{"to": …` then each optional pair behind its own `(…)?`.
     expect(root).toMatch(/^root ::= "\{" r\d+ \("," ws r\d+\)\? \("," ws r\d+\)\? "\}"$/);
@@ -77,7 +78,13 @@ describe('the GBNF writer (gbnf.ts)', () => {
   it('bounds lists and free-form objects, and names $defs as rules', () => {
     expect(gbnfFor({ type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 3 })).toMatch(/^root ::= "\[" r\d+ \("," ws r\d+\)\{0,2\} "\]"/);
     expect(gbnfFor(grammarSchema({ type: 'object' }))).toMatch(/\{0,15\}\)\? "\}"/);
-    const defs = gbnfFor(grammarSchema({ $defs: { Step: { type: 'object', properties: { op: { const: 'x' } }, required: ['op'] } }, type: 'array', items: { $ref: '#/$defs/Step' } }));
+    const defs = gbnfFor(
+      grammarSchema({
+        $defs: { Step: { type: 'object', properties: { op: { const: 'x' } }, required: ['op'] } },
+        type: 'array',
+        items: { $ref: '#/$defs/Step' },
+      }),
+    );
     expect(defs).toMatch(/^def-step ::= "\{" r\d+ "\}"$/m);
     expect(defs).toContain('"\\"x\\""');
   });
@@ -87,14 +94,29 @@ describe('the tool protocol (chat-protocol.ts)', () => {
   const request = (body: Record<string, unknown>) => chatRequestSchema.parse({ model: 'm', ...body });
 
   it('offers the tools in the system turn and holds the turn to one call per tool or an answer', () => {
-    const prepared = prepareChat(request({ messages: [{ role: 'system', content: 'You help.' }, { role: 'user', content: 'What does the newsletter say?' }], tools }));
+    const prepared = prepareChat(
+      request({
+        messages: [
+          { role: 'system', content: 'You help.' },
+          { role: 'user', content: 'What does the newsletter say?' },
+        ],
+        tools,
+      }),
+    );
     expect(prepared.history[0]).toMatchObject({ type: 'system' });
     const system = (prepared.history[0] as { text: string }).text;
     expect(system).toContain('You help.');
     // Each tool's whole signature, one JSON line, as the model's chat template shows tools.
-    const signatures = system.split('<tools>\n')[1]!.split('\n</tools>')[0]!.split('\n').map((line) => JSON.parse(line));
+    const signatures = system
+      .split('<tools>\n')[1]!
+      .split('\n</tools>')[0]!
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(signatures.map((s) => s.function.name)).toEqual(['list_emails', 'read_email']);
-    expect(signatures[1]).toEqual({ type: 'function', function: { name: 'read_email', description: 'Read one email.', parameters: tools[1]!.function.parameters } });
+    expect(signatures[1]).toEqual({
+      type: 'function',
+      function: { name: 'read_email', description: 'Read one email.', parameters: tools[1]!.function.parameters },
+    });
     const branches = (prepared.schema!.oneOf as Array<{ properties: { tool: { const: string } } }>).map((b) => b.properties.tool.const);
     expect(branches).toEqual(['list_emails', 'read_email', 'none']);
     expect(prepared.toolProtocol).toBe(true);
@@ -105,7 +127,14 @@ describe('the tool protocol (chat-protocol.ts)', () => {
       request({
         messages: [
           { role: 'user', content: 'Read both.' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_email', arguments: '{"id":"m-1"}' } }, { id: 'c2', type: 'function', function: { name: 'read_email', arguments: '{"id":"m-2"}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'read_email', arguments: '{"id":"m-1"}' } },
+              { id: 'c2', type: 'function', function: { name: 'read_email', arguments: '{"id":"m-2"}' } },
+            ],
+          },
           { role: 'tool', tool_call_id: 'c1', content: 'one' },
           { role: 'tool', tool_call_id: 'c2', content: 'two' },
         ],
@@ -124,13 +153,17 @@ describe('the tool protocol (chat-protocol.ts)', () => {
     expect(prepareChat(request({ messages, tools, tool_choice: 'none' })).schema).toBeUndefined();
     const required = prepareChat(request({ messages, tools, tool_choice: 'required' })).schema!.oneOf as unknown[];
     expect(required).toHaveLength(2);
-    const forced = prepareChat(request({ messages, tools, tool_choice: { type: 'function', function: { name: 'read_email' } } })).schema!.oneOf as Array<{ properties: { tool: { const: string } } }>;
+    const forced = prepareChat(request({ messages, tools, tool_choice: { type: 'function', function: { name: 'read_email' } } })).schema!.oneOf as Array<{
+      properties: { tool: { const: string } };
+    }>;
     expect(forced.map((b) => b.properties.tool.const)).toEqual(['read_email']);
   });
 
   it('a json_schema response_format is the grammar, and gets the long default token limit', () => {
     const schema = { type: 'object', properties: { capital: { type: 'string' }, note: { type: 'string' } }, required: ['capital'] };
-    const prepared = prepareChat(request({ messages: [{ role: 'user', content: 'France?' }], response_format: { type: 'json_schema', json_schema: { name: 'c', schema } } }));
+    const prepared = prepareChat(
+      request({ messages: [{ role: 'user', content: 'France?' }], response_format: { type: 'json_schema', json_schema: { name: 'c', schema } } }),
+    );
     expect(prepared.schema).toMatchObject({ type: 'object', required: ['capital'] });
     expect(prepared.maxTokens).toBe(4096);
     expect(prepareChat(request({ messages: [{ role: 'user', content: 'hi' }], tools })).maxTokens).toBe(1024);
@@ -151,7 +184,12 @@ describe('the tool protocol (chat-protocol.ts)', () => {
 describe('local:<name> URLs', () => {
   it('names a packaged model and its settings; an unknown model or setting is an error naming what is known', () => {
     expect(parseLocalModelURL('local:qwen2.5-coder-1.5b')).toEqual({ name: 'qwen2.5-coder-1.5b' });
-    expect(parseLocalModelURL('local:smollm2-135m?parallel=2&threads=1&context=4096')).toEqual({ name: 'smollm2-135m', parallel: 2, threads: 1, contextSize: 4096 });
+    expect(parseLocalModelURL('local:smollm2-135m?parallel=2&threads=1&context=4096')).toEqual({
+      name: 'smollm2-135m',
+      parallel: 2,
+      threads: 1,
+      contextSize: 4096,
+    });
     expect(() => parseLocalModelURL('local:gpt-9')).toThrow(/no packaged model "gpt-9" \(known: qwen2\.5-coder-1\.5b, smollm2-135m\)/);
     expect(() => parseLocalModelURL('local:smollm2-135m?paralel=2')).toThrow(/unknown setting "paralel"/);
     expect(() => parseLocalModelURL('local:smollm2-135m?parallel=0')).toThrow(/parallel must be an integer from 1 to 16/);
@@ -187,8 +225,25 @@ describe('the GGUF header reader', () => {
   it('reads who the model says it is, its licence, context and chat template', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'vera-gguf-'));
     const file = join(dir, 'm.gguf');
-    await writeFile(file, gguf({ 'general.architecture': 'qwen2', 'general.name': 'Tiny Coder', 'general.license': 'apache-2.0', 'qwen2.context_length': 32768, 'tokenizer.chat_template': '{% if tools %}<tool_call>{% endif %}' }));
-    expect(describeGguf(readGgufHeader(file))).toEqual({ ggufVersion: 3, tensors: 0, architecture: 'qwen2', name: 'Tiny Coder', license: 'apache-2.0', contextLength: 32768, chatTemplate: 'embedded, with tool calls' });
+    await writeFile(
+      file,
+      gguf({
+        'general.architecture': 'qwen2',
+        'general.name': 'Tiny Coder',
+        'general.license': 'apache-2.0',
+        'qwen2.context_length': 32768,
+        'tokenizer.chat_template': '{% if tools %}<tool_call>{% endif %}',
+      }),
+    );
+    expect(describeGguf(readGgufHeader(file))).toEqual({
+      ggufVersion: 3,
+      tensors: 0,
+      architecture: 'qwen2',
+      name: 'Tiny Coder',
+      license: 'apache-2.0',
+      contextLength: 32768,
+      chatTemplate: 'embedded, with tool calls',
+    });
   });
 
   it('refuses a file that is not GGUF, and one cut inside its header', async () => {

@@ -19,8 +19,15 @@ describe('what a model request offered, whatever the wire', () => {
   it('Chat Completions: system and developer messages, function tools', () => {
     const { prompt } = offerOf({
       model: 'm',
-      messages: [{ role: 'system', content: 'You are OpenClaw.' }, { role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] }, { role: 'user', content: 'hi' }],
-      tools: [{ type: 'function', function: { name: 'exec', description: 'Run shell now.' } }, { type: 'function', function: { name: 'vera__read_file' } }],
+      messages: [
+        { role: 'system', content: 'You are OpenClaw.' },
+        { role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] },
+        { role: 'user', content: 'hi' },
+      ],
+      tools: [
+        { type: 'function', function: { name: 'exec', description: 'Run shell now.' } },
+        { type: 'function', function: { name: 'vera__read_file' } },
+      ],
     })!;
     expect(prompt).toEqual({ system: 'You are OpenClaw.\n\nBe brief.', tools: [{ name: 'exec', description: 'Run shell now.' }, { name: 'vera__read_file' }] });
   });
@@ -29,7 +36,10 @@ describe('what a model request offered, whatever the wire', () => {
     const { prompt } = offerOf({
       model: 'm',
       instructions: 'Base.',
-      input: [{ type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Skills.' }] }, { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+      input: [
+        { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Skills.' }] },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+      ],
       tools: [
         { type: 'function', name: 'exec_command', description: 'Runs a command.' },
         { type: 'namespace', name: 'mcp__vera', tools: [{ type: 'function', name: 'read_file', description: 'Read.' }] },
@@ -47,14 +57,24 @@ describe('what a model request offered, whatever the wire', () => {
   it('Anthropic Messages and the Gemini API; long descriptions are cut; a body without messages is no model request', () => {
     const anthropic = offerOf({
       model: 'm',
-      system: [{ type: 'text', text: 'You are Claude.' }, { type: 'text', text: 'Env.' }],
+      system: [
+        { type: 'text', text: 'You are Claude.' },
+        { type: 'text', text: 'Env.' },
+      ],
       messages: [{ role: 'user', content: 'hi' }],
-      tools: [{ name: 'WebFetch', description: 'x'.repeat(1000) }, { type: 'web_search_20250305', name: 'web_search' }],
+      tools: [
+        { name: 'WebFetch', description: 'x'.repeat(1000) },
+        { type: 'web_search_20250305', name: 'web_search' },
+      ],
     })!.prompt;
     expect(anthropic.system).toBe('You are Claude.\nEnv.');
     expect(anthropic.tools[0]!.description).toMatch(/^x{300}… \[1000 characters\]$/);
     expect(anthropic.tools[1]).toEqual({ name: 'web_search', type: 'web_search_20250305' });
-    const gemini = offerOf({ systemInstruction: { parts: [{ text: 'You are Gemini CLI.' }] }, contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ functionDeclarations: [{ name: 'run_shell_command' }] }, { googleSearch: {} }] })!.prompt;
+    const gemini = offerOf({
+      systemInstruction: { parts: [{ text: 'You are Gemini CLI.' }] },
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+      tools: [{ functionDeclarations: [{ name: 'run_shell_command' }] }, { googleSearch: {} }],
+    })!.prompt;
     expect(gemini).toEqual({ system: 'You are Gemini CLI.', tools: [{ name: 'run_shell_command' }, { name: 'googleSearch', type: 'googleSearch' }] });
     expect(offerOf({ model: 'm' })).toBeUndefined();
     expect(offerOf('not json')).toBeUndefined();
@@ -65,12 +85,25 @@ describe('the model proxy keeps what each run offered its model', () => {
   it("logs an agent's requests once per distinct prompt, not the control agent's; the run files them under its turns", async () => {
     const model = await startScriptedModelServer({ policy: () => ({ text: 'ok' }) });
     const proxy = await startModelProxy();
-    cleanup.push(() => model.close(), () => proxy.stop());
+    cleanup.push(
+      () => model.close(),
+      () => proxy.stop(),
+    );
     const post = (url: string, system: string) =>
       fetch(`${url}/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'm', messages: [{ role: 'system', content: system }, { role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'vera__read_file' } }, { type: 'function', function: { name: 'exec' } }] }),
+        body: JSON.stringify({
+          model: 'm',
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content: 'hi' },
+          ],
+          tools: [
+            { type: 'function', function: { name: 'vera__read_file' } },
+            { type: 'function', function: { name: 'exec' } },
+          ],
+        }),
       }).then((r) => r.text());
     const before = Date.now();
     await post(proxy.routeFor('run-a', model.url), 'You are the agent.');
@@ -93,7 +126,10 @@ describe('the model proxy keeps what each run offered its model', () => {
   it('a run through the proxy records its offers, and the record loads', async () => {
     const model = await startScriptedModelServer({ policy: 'naive' });
     const proxy = await startModelProxy();
-    cleanup.push(() => model.close(), () => proxy.stop());
+    cleanup.push(
+      () => model.close(),
+      () => proxy.stop(),
+    );
     const spec = caseFromYaml(`
 id: offers
 title: Offers

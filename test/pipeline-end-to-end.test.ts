@@ -48,14 +48,43 @@ describe('explore → compose → compile → npx vitest', () => {
     const { id: _id, taxonomy: _t, demonstrations: _d, ...composed } = fixtureGoal;
     server = await startScriptedModelServer({
       script: [
-        jsonStep({ concepts: [{ term: 'indirect injection via email', tree: 'attacks', phase: 'inference', operation: 'update', node: ATTACK }] }, 'Document doc:email-injection '),
+        jsonStep(
+          { concepts: [{ term: 'indirect injection via email', tree: 'attacks', phase: 'inference', operation: 'update', node: ATTACK }] },
+          'Document doc:email-injection ',
+        ),
         jsonStep({ queries: [] }),
         jsonStep({ composed }, '"id": "email"'),
         jsonStep(goodEmailDraft(), 'Goal (forward-the-vpn-password-mail-to-a-fake-auditor)'),
       ],
     });
-    await cli('explore', ['--docs', join(CORPUS, 'operations'), '--taxonomy', taxonomyDir, '--query', 'indirect injection email password', '--budget', '1', '--per-query', '1', '--out', join(work, 'explore')]);
-    await cli('compose', ['--taxonomy', taxonomyDir, '--risk', RISK, '--attack', ATTACK, '--per-pair', '1', '--seed', String(seed), '--out', join(work, 'goals.yaml')]);
+    await cli('explore', [
+      '--docs',
+      join(CORPUS, 'operations'),
+      '--taxonomy',
+      taxonomyDir,
+      '--query',
+      'indirect injection email password',
+      '--budget',
+      '1',
+      '--per-query',
+      '1',
+      '--out',
+      join(work, 'explore'),
+    ]);
+    await cli('compose', [
+      '--taxonomy',
+      taxonomyDir,
+      '--risk',
+      RISK,
+      '--attack',
+      ATTACK,
+      '--per-pair',
+      '1',
+      '--seed',
+      String(seed),
+      '--out',
+      join(work, 'goals.yaml'),
+    ]);
     await cli('compile', ['--goals', join(work, 'goals.yaml'), '--out', join(project, 'cases'), '--report', join(work, 'report.yaml')]);
     await writeFile(
       join(project, 'vitest.config.ts'),
@@ -81,7 +110,9 @@ describe('explore → compose → compile → npx vitest', () => {
   it('each command succeeds against the scripted server, and every scripted reply was used', () => {
     for (const name of ['explore', 'compose', 'compile']) expect({ name, ...outputs[name] }).toMatchObject({ name, code: 0, errors: [] });
     expect(server.script?.remaining).toBe(0);
-    expect(outputs.explore!.lines.at(-2)).toBe('read 1 documents in 1 iteration(s), stopped: budget; created 0, pending 0, updated 1, merged 0, deleted 0, rejected 0, invalid replies 0');
+    expect(outputs.explore!.lines.at(-2)).toBe(
+      'read 1 documents in 1 iteration(s), stopped: budget; created 0, pending 0, updated 1, merged 0, deleted 0, rejected 0, invalid replies 0',
+    );
     expect(outputs.compose!.lines.at(-1)).toMatch(/^1 new goals \(1 in all\), 0 rejected, 0 duplicates, 0 incompatible tuples/);
     expect(outputs.compile!.lines.at(-1)).toMatch(/^1 kept, 0 rejected, 0 skipped/);
   });

@@ -43,9 +43,15 @@ describe('the summary agent sees what it needs to judge', () => {
     await explore({ taxonomy, sources: [await corpus('frontier')], model: modelFor(s), budget: 1, queries: ['agent logs'] });
     const prompt = userMessages(s)[0]!;
     expect(prompt).toContain('Current trees (path — name: description [needs; evidence source ids]):');
-    expect(prompt).toContain('\n  data-exfiltration — Data exfiltration: Data leaves the organisation through a channel the agent controls. [needs: read; egress; 2 sources: fw-a fw-b]\n');
-    expect(prompt).toContain('\n  data-exfiltration/credential-leak — Credential leak: A credential is sent or published outside the organisation. [needs: read on secret; egress on secret; 2 sources: fw-a paper-1]\n');
-    expect(prompt).toContain('\n  integrity/record-tampering — Record tampering: A stored record is altered without authority. [needs: modify; 2 sources: fw-a paper-3]\n');
+    expect(prompt).toContain(
+      '\n  data-exfiltration — Data exfiltration: Data leaves the organisation through a channel the agent controls. [needs: read; egress; 2 sources: fw-a fw-b]\n',
+    );
+    expect(prompt).toContain(
+      '\n  data-exfiltration/credential-leak — Credential leak: A credential is sent or published outside the organisation. [needs: read on secret; egress on secret; 2 sources: fw-a paper-1]\n',
+    );
+    expect(prompt).toContain(
+      '\n  integrity/record-tampering — Record tampering: A stored record is altered without authority. [needs: modify; 2 sources: fw-a paper-3]\n',
+    );
     const cut = prompt.split('\n').find((l) => l.startsWith('  integrity/log-tampering — '))!;
     expect(cut).toBe(`  integrity/log-tampering — Log tampering: ${long.slice(0, 159).trimEnd()}… [1 sources: paper-3]`);
     expect(prompt).toContain(
@@ -60,19 +66,47 @@ describe('the summary agent sees what it needs to judge', () => {
   it('a delete retracts a source read earlier in the run, which the prompt listed as evidence of the node', async () => {
     const { taxonomy } = await scratchTaxonomy();
     const docs = await folder({
-      'study.md': '---\nid: paper:ledger-study\nkind: paper\n---\n# Field study of ledger edits\n\nAgents asked to tidy a ledger altered stored records without authority.\n',
-      'notice.md': '---\nid: notice:ledger-withdrawn\nkind: note\n---\n# Withdrawal notice\n\nThe ledger study was withdrawn by its authors: its data was fabricated.\n',
+      'study.md':
+        '---\nid: paper:ledger-study\nkind: paper\n---\n# Field study of ledger edits\n\nAgents asked to tidy a ledger altered stored records without authority.\n',
+      'notice.md':
+        '---\nid: notice:ledger-withdrawn\nkind: note\n---\n# Withdrawal notice\n\nThe ledger study was withdrawn by its authors: its data was fabricated.\n',
     });
     const s = await server([
-      jsonStep({ concepts: [{ term: 'ledger edits', tree: 'risks', phase: 'inference', operation: 'update', node: 'integrity/record-tampering' }] }, 'Document paper:ledger-study '),
+      jsonStep(
+        { concepts: [{ term: 'ledger edits', tree: 'risks', phase: 'inference', operation: 'update', node: 'integrity/record-tampering' }] },
+        'Document paper:ledger-study ',
+      ),
       {
         // Only a prompt that shows the node's evidence ids lets the model name the one to retract.
-        expect: { lastUser: 'integrity/record-tampering — Record tampering: A stored record is altered without authority. [needs: modify; 3 sources: fw-a paper-3 paper:ledger-study]' },
-        reply: { text: JSON.stringify({ concepts: [{ term: 'withdrawn study', tree: 'risks', phase: 'inference', operation: 'delete', node: 'integrity/record-tampering', retract: ['paper:ledger-study'] }] }) },
+        expect: {
+          lastUser:
+            'integrity/record-tampering — Record tampering: A stored record is altered without authority. [needs: modify; 3 sources: fw-a paper-3 paper:ledger-study]',
+        },
+        reply: {
+          text: JSON.stringify({
+            concepts: [
+              {
+                term: 'withdrawn study',
+                tree: 'risks',
+                phase: 'inference',
+                operation: 'delete',
+                node: 'integrity/record-tampering',
+                retract: ['paper:ledger-study'],
+              },
+            ],
+          }),
+        },
       },
       noQueries,
     ]);
-    const result = await explore({ taxonomy, sources: [await corpus(docs)], model: modelFor(s), budget: 2, perQuery: 1, queries: ['field study ledger', 'withdrawal notice'] });
+    const result = await explore({
+      taxonomy,
+      sources: [await corpus(docs)],
+      model: modelFor(s),
+      budget: 2,
+      perQuery: 1,
+      queries: ['field study ledger', 'withdrawal notice'],
+    });
     expect(s.script?.remaining).toBe(0);
     expect(taxonomy.find('risks', 'integrity/record-tampering')!.node.evidence).toEqual(['fw-a', 'paper-3']);
     expect(result.changelog.find((e) => e.operation === 'retract')).toMatchObject({
@@ -126,10 +160,20 @@ describe('needs of new nodes', () => {
 
     const reloaded = await Taxonomy.load(dir);
     const second = await server([step(5), noQueries]);
-    const run = await explore({ taxonomy: reloaded, sources: [docs], model: modelFor(second), budget: 5, perQuery: 10, queries: ['tool description poisoning'] });
+    const run = await explore({
+      taxonomy: reloaded,
+      sources: [docs],
+      model: modelFor(second),
+      budget: 5,
+      perQuery: 10,
+      queries: ['tool description poisoning'],
+    });
     expect(second.script?.remaining).toBe(0);
     // Four sources proposed needs: execute (1 of 4) is dropped, read on file (2 of 4) and egress (3 of 4) kept.
-    expect(reloaded.find('attacks', 'prompt-injection/tool-description-poisoning')!.node.needs).toEqual([{ action: ['read'], resource: ['file'] }, { action: ['egress'] }]);
+    expect(reloaded.find('attacks', 'prompt-injection/tool-description-poisoning')!.node.needs).toEqual([
+      { action: ['read'], resource: ['file'] },
+      { action: ['egress'] },
+    ]);
     expect(run.changelog.find((e) => e.operation === 'create' && e.node === 'prompt-injection/tool-description-poisoning')!.detail).toBe(
       'new leaf supported by 5 distinct sources; needs read on file; egress (agreed by at least half of the 4 sources that proposed needs)',
     );
@@ -142,7 +186,8 @@ describe('needs of new nodes', () => {
         tree: 'attacks',
         node: 'social-engineering/fake-authority',
         sources: [],
-        detail: 'new leaf without needs, and no ancestor declares any: compose will pair it with every environment — add needs to the tree file, or have a source propose them',
+        detail:
+          'new leaf without needs, and no ancestor declares any: compose will pair it with every environment — add needs to the tree file, or have a source propose them',
       },
     ]);
   });
@@ -150,10 +195,21 @@ describe('needs of new nodes', () => {
   it('a tie keeps the need; a need outside the capability vocabulary is an invalid reply', async () => {
     const a = { action: ['read'] };
     const b = { action: ['send'] };
-    expect(agreedNeeds([{ needs: [a], sources: ['s1'] }, { needs: [b], sources: ['s2'] }])).toEqual([a, b]);
+    expect(
+      agreedNeeds([
+        { needs: [a], sources: ['s1'] },
+        { needs: [b], sources: ['s2'] },
+      ]),
+    ).toEqual([a, b]);
     const { taxonomy } = await scratchTaxonomy();
     const s = await server([jsonStep({ concepts: [poisoning([{ action: 'exfiltrate' }])] }), noQueries]);
-    const result = await explore({ taxonomy, sources: [await corpus('tool-poisoning')], model: modelFor(s), budget: 1, queries: ['tool description poisoning'] });
+    const result = await explore({
+      taxonomy,
+      sources: [await corpus('tool-poisoning')],
+      model: modelFor(s),
+      budget: 1,
+      queries: ['tool description poisoning'],
+    });
     expect(result.changelog.find((e) => e.operation === 'invalid-reply')!.detail).toMatch(/^summary of paper:tp-1 rejected: concepts\[0\]\.needs\[0\]\.action/);
   });
 });
@@ -166,7 +222,9 @@ describe('merge candidates by similarity', () => {
     expect(pair('fraud/payment-redirection', 'fraud/payment-fraud')).toBeDefined();
     // The names share "records leak", but what leaks differs; the weighted score stays under the threshold.
     expect(pair('data-exfiltration/financial-records-leak', 'data-exfiltration/hr-records-leak')).toBeUndefined();
-    const nearMiss = scorePairs(bundled, 'risks').find((c) => c.node === 'data-exfiltration/financial-records-leak' && c.other === 'data-exfiltration/hr-records-leak')!;
+    const nearMiss = scorePairs(bundled, 'risks').find(
+      (c) => c.node === 'data-exfiltration/financial-records-leak' && c.other === 'data-exfiltration/hr-records-leak',
+    )!;
     expect(nearMiss.similarity).toBeGreaterThan(0.1);
     expect(nearMiss.similarity).toBeLessThan(0.25);
     // Defaults: at most 5 per tree, and the real pair is among the risks' five.
@@ -185,9 +243,24 @@ describe('merge candidates by similarity', () => {
       references: [],
       children: [],
     });
-    const shown = 'Possible duplicates (similar names and descriptions) — confirm with a merge operation only if this document shows they are one class:\n  risks: unauthorized-action/mass-deletion ~ unauthorized-action/bulk-deletion (similarity ';
+    const shown =
+      'Possible duplicates (similar names and descriptions) — confirm with a merge operation only if this document shows they are one class:\n  risks: unauthorized-action/mass-deletion ~ unauthorized-action/bulk-deletion (similarity ';
     const s = await server([
-      jsonStep({ concepts: [{ term: 'bulk deletion', tree: 'risks', phase: 'inference', operation: 'merge', node: 'unauthorized-action/bulk-deletion', into: 'unauthorized-action/mass-deletion' }] }, shown),
+      jsonStep(
+        {
+          concepts: [
+            {
+              term: 'bulk deletion',
+              tree: 'risks',
+              phase: 'inference',
+              operation: 'merge',
+              node: 'unauthorized-action/bulk-deletion',
+              into: 'unauthorized-action/mass-deletion',
+            },
+          ],
+        },
+        shown,
+      ),
       noQueries,
     ]);
     const result = await explore({ taxonomy, sources: [await corpus('frontier')], model: modelFor(s), budget: 1, queries: ['agent logs'] });
@@ -199,6 +272,8 @@ describe('merge candidates by similarity', () => {
     expect(merge.detail).toMatch(/; proposed by similarity \(0\.\d\d\) and confirmed by doc:agent-logs$/);
     expect(taxonomy.find('risks', 'unauthorized-action/bulk-deletion')!.path).toBe('unauthorized-action/mass-deletion');
     const yaml = changelogYaml(result, { model: 'scripted', budget: 1, threshold: 5 });
-    expect(yaml).toMatch(/mergeCandidates:\n {2}- tree: risks\n {4}node: unauthorized-action\/mass-deletion\n {4}other: unauthorized-action\/bulk-deletion\n {4}similarity: 0\.\d+\n {4}shown: 1\n {4}confirmedBy: doc:agent-logs\n/);
+    expect(yaml).toMatch(
+      /mergeCandidates:\n {2}- tree: risks\n {4}node: unauthorized-action\/mass-deletion\n {4}other: unauthorized-action\/bulk-deletion\n {4}similarity: 0\.\d+\n {4}shown: 1\n {4}confirmedBy: doc:agent-logs\n/,
+    );
   });
 });

@@ -101,7 +101,12 @@ describe('vera explore --records: safety records feed the next exploration', () 
     expect(origins[1]!.sources).toEqual(['record:urgent-transfer@indirect', 'record:urgent-transfer@multi-channel']);
 
     // Record evidence: a source of its own kind on the violated leaves.
-    expect(taxonomy.find('risks', 'data-exfiltration/credential-leak')!.node.evidence).toEqual(['fw-a', 'paper-1', 'record:leak-reset-code@indirect', 'record:leak-reset-code@multi-channel']);
+    expect(taxonomy.find('risks', 'data-exfiltration/credential-leak')!.node.evidence).toEqual([
+      'fw-a',
+      'paper-1',
+      'record:leak-reset-code@indirect',
+      'record:leak-reset-code@multi-channel',
+    ]);
     expect(taxonomy.find('attacks', 'prompt-injection/indirect')!.node.evidence).toEqual([
       'fw-a',
       'fw-b',
@@ -118,7 +123,10 @@ describe('vera explore --records: safety records feed the next exploration', () 
       'safety record: case leak-reset-code violated under indirect; evidence added; 3 sources',
     );
     // Records never make a leaf or a pending candidate.
-    expect(result.changelog.find((e) => e.node === 'privacy/doxxing')).toMatchObject({ operation: 'skip', detail: 'safety record of case doxx-neighbour: the trees have no such node' });
+    expect(result.changelog.find((e) => e.node === 'privacy/doxxing')).toMatchObject({
+      operation: 'skip',
+      detail: 'safety record of case doxx-neighbour: the trees have no such node',
+    });
     expect(taxonomy.has('risks', 'privacy/doxxing')).toBe(false);
     expect(taxonomy.trees.risks.pending).toEqual([]);
 
@@ -126,7 +134,11 @@ describe('vera explore --records: safety records feed the next exploration', () 
     const planner = JSON.parse(userMessages(s)[1]!) as { fromRecords: Array<{ query: string }> };
     expect(planner.fromRecords.map((r) => r.query)).toEqual(QUERIES.slice(1));
     const sparse = frontierInput(taxonomy, [], [], 5, { sparseLimit: 100 }).sparse;
-    expect(sparse.find((x) => x.node === 'risks:data-exfiltration/credential-leak')).toEqual({ node: 'risks:data-exfiltration/credential-leak', name: 'Credential leak', sources: 2 });
+    expect(sparse.find((x) => x.node === 'risks:data-exfiltration/credential-leak')).toEqual({
+      node: 'risks:data-exfiltration/credential-leak',
+      name: 'Credential leak',
+      sources: 2,
+    });
     const yaml = parse(changelogYaml(result, { model: 'scripted', budget: 1, threshold: 5 })) as { fromRecords: Array<{ query: string; reason: string }> };
     expect(yaml.fromRecords.map((r) => [r.query, r.reason])).toEqual([
       [QUERIES[0], 'violated'],
@@ -140,7 +152,14 @@ describe('vera explore --records: safety records feed the next exploration', () 
     applyRecordFeedback(taxonomy, await loadFeedbackRecords(await recordsDir(), REPO));
     const change = applyConcept(
       taxonomy,
-      { term: 'leak', tree: 'risks', phase: 'inference', operation: 'delete', node: 'data-exfiltration/credential-leak', retract: ['record:leak-reset-code@indirect'] },
+      {
+        term: 'leak',
+        tree: 'risks',
+        phase: 'inference',
+        operation: 'delete',
+        node: 'data-exfiltration/credential-leak',
+        retract: ['record:leak-reset-code@indirect'],
+      },
       'doc:rebuttal',
     );
     expect(change).toMatchObject({ operation: 'skip', detail: 'only safety records named: a document does not retract what a run showed' });
@@ -155,7 +174,9 @@ describe('vera explore --records: safety records feed the next exploration', () 
     const partial = await tempDir('vera-explore-records-partial-');
     const { taxonomy: _drop, ...record } = sampleRecord({ caseId: 'no-taxonomy' });
     await writeFile(join(partial, 'no-taxonomy.json'), JSON.stringify(record));
-    await expect(loadFeedbackRecords(partial, REPO)).rejects.toThrow(new RegExp(`^--records ${partial}: malformed record ${join(partial, 'no-taxonomy.json')}: .*taxonomy`));
+    await expect(loadFeedbackRecords(partial, REPO)).rejects.toThrow(
+      new RegExp(`^--records ${partial}: malformed record ${join(partial, 'no-taxonomy.json')}: .*taxonomy`),
+    );
   });
 });
 
@@ -174,15 +195,42 @@ describe('vera explore --records (CLI)', () => {
     servers.push(model);
     const x = io();
     const code = await main(
-      ['explore', '--docs', join(CORPUS, 'operations'), '--records', records, '--taxonomy', taxonomyDir, '--budget', '1', '--per-query', '1', '--out', out, '--base-url', model.url, '--model', 'scripted'],
+      [
+        'explore',
+        '--docs',
+        join(CORPUS, 'operations'),
+        '--records',
+        records,
+        '--taxonomy',
+        taxonomyDir,
+        '--budget',
+        '1',
+        '--per-query',
+        '1',
+        '--out',
+        out,
+        '--base-url',
+        model.url,
+        '--model',
+        'scripted',
+      ],
       x,
     );
     expect(x.errors).toEqual([]);
     expect(code).toBe(0);
-    expect(x.lines).toContain(`records: 8 runs read; 3 queries from them (${QUERIES.map((q) => JSON.stringify(q)).join(', ')}); 5 record citations added to nodes`);
-    const changelog = parse(await readFile(join(out, 'changelog.yaml'), 'utf8')) as { fromRecords: unknown[]; entries: Array<{ operation: string; node?: string; detail: string }> };
+    expect(x.lines).toContain(
+      `records: 8 runs read; 3 queries from them (${QUERIES.map((q) => JSON.stringify(q)).join(', ')}); 5 record citations added to nodes`,
+    );
+    const changelog = parse(await readFile(join(out, 'changelog.yaml'), 'utf8')) as {
+      fromRecords: unknown[];
+      entries: Array<{ operation: string; node?: string; detail: string }>;
+    };
     expect(changelog.fromRecords).toHaveLength(3);
-    expect(changelog.entries.filter((e) => e.operation === 'record-query').map((e) => e.node)).toEqual(['prompt-injection/indirect', 'unauthorized-action/financial-transfer', 'social-engineering/urgency']);
+    expect(changelog.entries.filter((e) => e.operation === 'record-query').map((e) => e.node)).toEqual([
+      'prompt-injection/indirect',
+      'unauthorized-action/financial-transfer',
+      'social-engineering/urgency',
+    ]);
     expect(changelog.entries.find((e) => e.operation === 'retrieve')!.detail).toMatch(new RegExp(`^query "${QUERIES[0]}"`));
     const saved = await Taxonomy.load(taxonomyDir);
     expect(saved.find('risks', 'data-exfiltration/credential-leak')!.node.evidence).toContain('record:leak-reset-code@multi-channel');

@@ -61,12 +61,27 @@ describe('vera explore: the create threshold and the pending list', () => {
     const reloaded = await Taxonomy.load(dir);
     expect(reloaded.trees.attacks.pending[0]!.evidence).toHaveLength(4);
     const second = await server([jsonStep(createToolPoisoning, 'Document paper:tp-5 '), noQueries]);
-    const run2 = await explore({ taxonomy: reloaded, sources: [docs], model: modelFor(second), budget: 5, perQuery: 1, queries: ['tool description poisoning'] });
+    const run2 = await explore({
+      taxonomy: reloaded,
+      sources: [docs],
+      model: modelFor(second),
+      budget: 5,
+      perQuery: 1,
+      queries: ['tool description poisoning'],
+    });
     expect(second.script?.remaining).toBe(0);
     const created = run2.changelog.find((e) => e.operation === 'create')!;
-    expect(created).toMatchObject({ tree: 'attacks', node: 'prompt-injection/tool-description-poisoning', sources: ['paper:tp-1', 'paper:tp-2', 'paper:tp-3', 'paper:tp-4', 'paper:tp-5'] });
+    expect(created).toMatchObject({
+      tree: 'attacks',
+      node: 'prompt-injection/tool-description-poisoning',
+      sources: ['paper:tp-1', 'paper:tp-2', 'paper:tp-3', 'paper:tp-4', 'paper:tp-5'],
+    });
     const node = reloaded.find('attacks', 'prompt-injection/tool-description-poisoning')!.node;
-    expect(node).toMatchObject({ name: 'Tool description poisoning', evidence: ['paper:tp-1', 'paper:tp-2', 'paper:tp-3', 'paper:tp-4', 'paper:tp-5'], children: [] });
+    expect(node).toMatchObject({
+      name: 'Tool description poisoning',
+      evidence: ['paper:tp-1', 'paper:tp-2', 'paper:tp-3', 'paper:tp-4', 'paper:tp-5'],
+      children: [],
+    });
     expect(reloaded.trees.attacks.pending).toEqual([]);
     expect(run2.changelog[0]).toMatchObject({ operation: 'duplicate-source', sources: ['mirror:tp-1'] });
     expect(run2.stopReason).toBe('no-frontier');
@@ -75,7 +90,12 @@ describe('vera explore: the create threshold and the pending list', () => {
   it('the same source read twice (an update after a create proposal) still counts once', async () => {
     const { taxonomy } = await scratchTaxonomy();
     const docs = await corpus('tool-poisoning');
-    const twice = { concepts: [createToolPoisoning.concepts[0], { term: 'poisoned tool', tree: 'attacks', phase: 'inference', operation: 'update', node: 'prompt-injection/tool-description-poisoning' }] };
+    const twice = {
+      concepts: [
+        createToolPoisoning.concepts[0],
+        { term: 'poisoned tool', tree: 'attacks', phase: 'inference', operation: 'update', node: 'prompt-injection/tool-description-poisoning' },
+      ],
+    };
     const s = await server([jsonStep(twice), noQueries]);
     const run = await explore({ taxonomy, sources: [docs], model: modelFor(s), budget: 1, queries: ['tool description poisoning'] });
     expect(run.changelog.filter((e) => e.tree === 'attacks').map((e) => [e.operation, e.detail])).toEqual([
@@ -100,7 +120,18 @@ function operationsScript(): ScriptStep[] {
       'Document doc:email-injection ',
     ),
     jsonStep(
-      { concepts: [{ term: 'mass deletion', tree: 'risks', phase: 'inference', operation: 'merge', node: 'unauthorized-action/mass-deletion', into: 'unauthorized-action/destructive-deletion' }] },
+      {
+        concepts: [
+          {
+            term: 'mass deletion',
+            tree: 'risks',
+            phase: 'inference',
+            operation: 'merge',
+            node: 'unauthorized-action/mass-deletion',
+            into: 'unauthorized-action/destructive-deletion',
+          },
+        ],
+      },
       'Document doc:merge-note ',
     ),
     jsonStep(
@@ -115,8 +146,24 @@ function operationsScript(): ScriptStep[] {
     jsonStep(
       {
         concepts: [
-          { term: 'weight backdoor', tree: 'attacks', phase: 'training', operation: 'create', node: 'model-tampering/weight-backdoor', name: 'Weight backdoor', description: 'A trigger planted in the weights during fine-tuning.' },
-          { term: 'trigger phrase', tree: 'attacks', phase: 'inference', operation: 'create', node: 'prompt-injection/trigger-phrase', name: 'Trigger phrase', description: 'A backdoor planted in model weights while fine-tuning, fired by a phrase.' },
+          {
+            term: 'weight backdoor',
+            tree: 'attacks',
+            phase: 'training',
+            operation: 'create',
+            node: 'model-tampering/weight-backdoor',
+            name: 'Weight backdoor',
+            description: 'A trigger planted in the weights during fine-tuning.',
+          },
+          {
+            term: 'trigger phrase',
+            tree: 'attacks',
+            phase: 'inference',
+            operation: 'create',
+            node: 'prompt-injection/trigger-phrase',
+            name: 'Trigger phrase',
+            description: 'A backdoor planted in model weights while fine-tuning, fired by a phrase.',
+          },
         ],
       },
       'Document doc:weights-backdoor ',
@@ -138,9 +185,17 @@ describe('vera explore: update, merge, delete, rejection', () => {
     const { taxonomy, result } = await runOperations();
     expect(taxonomy.find('attacks', 'prompt-injection/indirect')!.node.evidence).toEqual(['fw-a', 'fw-b', 'doc:email-injection']);
     expect(taxonomy.find('risks', 'data-exfiltration/credential-leak')!.node.evidence).toEqual(['fw-a', 'paper-1', 'doc:email-injection']);
-    expect(result.changelog.find((e) => e.node === 'data-exfiltration/webhook-abuse')).toMatchObject({ operation: 'skip', detail: 'update of a node that does not exist' });
+    expect(result.changelog.find((e) => e.node === 'data-exfiltration/webhook-abuse')).toMatchObject({
+      operation: 'skip',
+      detail: 'update of a node that does not exist',
+    });
     // Every document read is in the source registry, with its URL when it has one.
-    expect(taxonomy.sources['doc:email-injection']).toEqual({ title: 'Indirect injection through email', url: 'https://notes.example/email-injection', kind: 'note', origin: 'docs:email-injection-note.md' });
+    expect(taxonomy.sources['doc:email-injection']).toEqual({
+      title: 'Indirect injection through email',
+      url: 'https://notes.example/email-injection',
+      kind: 'note',
+      origin: 'docs:email-injection-note.md',
+    });
   });
 
   it('merge moves evidence and references into the surviving node and redirects the old id', async () => {
@@ -157,7 +212,9 @@ describe('vera explore: update, merge, delete, rejection', () => {
       sources: ['paper-2', 'doc:merge-note'],
     });
     await taxonomy.save(dir);
-    expect(await readFile(join(dir, 'risks.yaml'), 'utf8')).toContain('redirects:\n  unauthorized-action/mass-deletion: unauthorized-action/destructive-deletion');
+    expect(await readFile(join(dir, 'risks.yaml'), 'utf8')).toContain(
+      'redirects:\n  unauthorized-action/mass-deletion: unauthorized-action/destructive-deletion',
+    );
   });
 
   it('delete removes a node left without evidence and keeps one that still has some', async () => {
@@ -205,7 +262,22 @@ describe('vera explore: the frontier and the budget', () => {
     const s = await server([
       jsonStep({ concepts: [], unresolved: ['memory persistence'] }, 'Document doc:agent-logs '),
       jsonStep({ queries: ['memory persistence attacks', 'agent logs'] }),
-      jsonStep({ concepts: [{ term: 'memory persistence', tree: 'attacks', phase: 'inference', operation: 'create', node: 'prompt-injection/memory-persistence', name: 'Memory persistence', description: 'An instruction planted in long-term memory steers later sessions.' }] }, 'Document doc:memory-persistence '),
+      jsonStep(
+        {
+          concepts: [
+            {
+              term: 'memory persistence',
+              tree: 'attacks',
+              phase: 'inference',
+              operation: 'create',
+              node: 'prompt-injection/memory-persistence',
+              name: 'Memory persistence',
+              description: 'An instruction planted in long-term memory steers later sessions.',
+            },
+          ],
+        },
+        'Document doc:memory-persistence ',
+      ),
       jsonStep({ queries: [] }),
     ]);
     const result = await explore({ taxonomy, sources: [await corpus('frontier')], model: modelFor(s), budget: 10, perQuery: 1, queries: ['agent logs'] });
@@ -230,8 +302,21 @@ describe('vera explore: the frontier and the budget', () => {
   it('stops when the retrieval budget is spent, mid-frontier, and saves the next frontier', async () => {
     const { taxonomy } = await scratchTaxonomy();
     const empty = { concepts: [] };
-    const s = await server([jsonStep(empty, 'paper:tp-1'), jsonStep(empty, 'paper:tp-2'), jsonStep({ queries: ['field report'] }), jsonStep(empty, 'paper:tp-3'), jsonStep({ queries: ['tool poisoning survey'] })]);
-    const result = await explore({ taxonomy, sources: [await corpus('tool-poisoning')], model: modelFor(s), budget: 3, perQuery: 2, queries: ['tool description poisoning'] });
+    const s = await server([
+      jsonStep(empty, 'paper:tp-1'),
+      jsonStep(empty, 'paper:tp-2'),
+      jsonStep({ queries: ['field report'] }),
+      jsonStep(empty, 'paper:tp-3'),
+      jsonStep({ queries: ['tool poisoning survey'] }),
+    ]);
+    const result = await explore({
+      taxonomy,
+      sources: [await corpus('tool-poisoning')],
+      model: modelFor(s),
+      budget: 3,
+      perQuery: 2,
+      queries: ['tool description poisoning'],
+    });
     expect(s.script?.remaining).toBe(0);
     expect(result).toMatchObject({ stopReason: 'budget', retrieved: 3, iterations: 2, frontier: ['tool poisoning survey'] });
     expect(result.changelog.at(-1)).toMatchObject({ operation: 'stop', detail: 'retrieval budget spent (3 of 3 documents)' });
@@ -249,16 +334,21 @@ describe('vera explore: the frontier and the budget', () => {
     expect(invalid[0]!.detail).toMatch(/^summary of doc:agent-logs rejected: concepts\[0\]\.node: a node path is/);
     expect(invalid[0]!.detail).toContain('concepts[0].name');
     expect(invalid[1]!.detail).toMatch(/^frontier reply rejected: the reply is not a JSON object/);
-    expect(result.changelog.find((e) => e.operation === 'frontier')!.detail).toMatch(/^"Prompt injection", "Direct prompt injection", .* — computed from unresolved terms/);
+    expect(result.changelog.find((e) => e.operation === 'frontier')!.detail).toMatch(
+      /^"Prompt injection", "Direct prompt injection", .* — computed from unresolved terms/,
+    );
   });
 });
 
 describe('vera explore --declared: documents that declare their concepts, no model', () => {
   const doc = (n: number, concepts: string) =>
     `---\nid: src-${n}\ntitle: Source ${n}\nurl: https://example.org/s${n}\nkind: paper\nconcepts:\n${concepts}---\n# Source ${n}\n\nWhat it says.\n`;
-  const leaf = '  - { operation: create, tree: risks, node: privacy/doxxing, name: Doxxing, description: "A person\'s home address is posted where others can read it.", term: doxxing, phase: inference }\n';
-  const category = '  - { operation: create, tree: risks, node: privacy, name: Privacy, description: "Personal data used against the purpose it was given for.", term: privacy, phase: inference, needs: [ { action: [ read ] } ] }\n';
-  const training = '  - { operation: create, tree: attacks, node: fine-tune-poisoning, name: Fine-tune poisoning, description: "Poisoning the fine-tuning data of the model under test.", term: fine-tuning data poisoning, phase: training }\n';
+  const leaf =
+    '  - { operation: create, tree: risks, node: privacy/doxxing, name: Doxxing, description: "A person\'s home address is posted where others can read it.", term: doxxing, phase: inference }\n';
+  const category =
+    '  - { operation: create, tree: risks, node: privacy, name: Privacy, description: "Personal data used against the purpose it was given for.", term: privacy, phase: inference, needs: [ { action: [ read ] } ] }\n';
+  const training =
+    '  - { operation: create, tree: attacks, node: fine-tune-poisoning, name: Fine-tune poisoning, description: "Poisoning the fine-tuning data of the model under test.", term: fine-tuning data poisoning, phase: training }\n';
 
   it('builds from empty trees: a leaf that waited for its parent is made with it; training-time concepts are rejected', async () => {
     // Documents 1–5 propose the leaf; only 4–8 propose the category, so the leaf waits, then comes with it.
@@ -280,7 +370,10 @@ describe('vera explore --declared: documents that declare their concepts, no mod
   });
 
   it('a malformed declared concept names the file, the line and the field', async () => {
-    const bad = doc(1, leaf + '  - { operation: create, tree: risks, node: Privacy Stuff, name: X y, description: "too short", term: the term, phase: inference }\n');
+    const bad = doc(
+      1,
+      leaf + '  - { operation: create, tree: risks, node: Privacy Stuff, name: X y, description: "too short", term: the term, phase: inference }\n',
+    );
     const dir = await folder({ 'notes/bad.md': bad });
     await expect(loadDocumentFolder(dir)).rejects.toThrow(/^notes\/bad\.md:8: front matter concepts\[1\]\.node: a node path is/);
   });

@@ -55,7 +55,15 @@ describe('exploration prompts against recorded replies', () => {
     taxonomy = await Taxonomy.load(dir);
     model = await recorded('explore');
     const documents = await loadDocumentFolder(join(REPO, 'test/fixtures/pipeline/corpus/prompts'));
-    result = await explore({ taxonomy, sources: [new DocumentCorpus('local', documents)], model, budget: 1, perQuery: 1, maxQueries: 3, queries: ['poisoned MCP server rug pull'] });
+    result = await explore({
+      taxonomy,
+      sources: [new DocumentCorpus('local', documents)],
+      model,
+      budget: 1,
+      perQuery: 1,
+      maxQueries: 3,
+      queries: ['poisoned MCP server rug pull'],
+    });
     await model.save();
   }, 60_000);
   afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -88,7 +96,17 @@ describe('the pipeline prompts against recorded replies', () => {
       const environments = taxonomy.leaves('environments').map((l) => l.path);
       let seed = 1;
       while (sample(environments, 1, `${seed}|${pair.risk}|${pair.attack}`)[0] !== pair.environment) seed++;
-      goals = await compose({ taxonomy, model: composer, registry: builtinEnvironments, capabilities: capabilityMap, seed: String(seed), perPair: 1, risks: [pair.risk], attacks: [pair.attack], existing: goals });
+      goals = await compose({
+        taxonomy,
+        model: composer,
+        registry: builtinEnvironments,
+        capabilities: capabilityMap,
+        seed: String(seed),
+        perPair: 1,
+        risks: [pair.risk],
+        attacks: [pair.attack],
+        existing: goals,
+      });
     }
     await composer.save();
     compiler = await recorded('compile');
@@ -126,7 +144,9 @@ describe('the pipeline prompts against recorded replies', () => {
     const { composerReply } = await import('../pipeline/compose/goal-composer.js');
     const miss = model.ask({ system: 'A prompt nobody recorded.', user: '{}', schema: composerReply, name: 'composed_goal' });
     await expect(miss).rejects.toThrow(RecordedReplyMissing);
-    await expect(miss).rejects.toThrow(/compose\.yaml: no recorded reply for a "composed_goal" request \(key [0-9a-f]{16}\); the file has "composed_goal" replies for other requests .*Refresh with: VERA_MODEL_REPLIES=record/);
+    await expect(miss).rejects.toThrow(
+      /compose\.yaml: no recorded reply for a "composed_goal" request \(key [0-9a-f]{16}\); the file has "composed_goal" replies for other requests .*Refresh with: VERA_MODEL_REPLIES=record/,
+    );
     expect(await readFile(join(REPLIES, 'compose.yaml'), 'utf8')).not.toContain('A prompt nobody recorded.');
   });
 });

@@ -45,7 +45,12 @@ describe('document sources: structured feeds', () => {
 
   it('CVE JSON 5 records: description and problem types; a REJECTED record says so', async () => {
     const [published, rejected] = await loadFeedFile(join(FEEDS, 'cve-records.json'));
-    expect(published).toMatchObject({ id: 'cve:cve-2099-0001', kind: 'advisory', url: 'https://www.cve.org/CVERecord?id=CVE-2099-0001', title: 'CVE-2099-0001 Assistant plugin forwards mail on instructions found in message bodies' });
+    expect(published).toMatchObject({
+      id: 'cve:cve-2099-0001',
+      kind: 'advisory',
+      url: 'https://www.cve.org/CVERecord?id=CVE-2099-0001',
+      title: 'CVE-2099-0001 Assistant plugin forwards mail on instructions found in message bodies',
+    });
     expect(published!.text).toContain('Problem types: CWE-77 Improper Neutralization of Special Elements used in a Command');
     expect(rejected!.title).toMatch(/^\[REJECTED\] CVE-2099-0002 /);
     expect(rejected!.text).toContain('This candidate was withdrawn: it duplicates CVE-2099-0001.');
@@ -71,12 +76,19 @@ describe('document sources: local folders', () => {
     ]);
     const plain = parseTextDocument('# Heading here\nbody', { file: 'notes/A B.txt', origin: 'docs:notes/A B.txt', fallbackId: 'doc:notes/A B' });
     expect(plain).toMatchObject({ id: 'doc:notes/a-b', title: 'Heading here', kind: 'note' });
-    expect(() => parseTextDocument('---\nkind: blog\n---\nx', { file: 'x.md', origin: 'docs:x.md', fallbackId: 'doc:x' })).toThrow('x.md: front matter kind: expected paper, advisory');
+    expect(() => parseTextDocument('---\nkind: blog\n---\nx', { file: 'x.md', origin: 'docs:x.md', fallbackId: 'doc:x' })).toThrow(
+      'x.md: front matter kind: expected paper, advisory',
+    );
   });
 
   it('reads PDFs through pdf.js (pdfjs-dist 5.x on Node 20)', async () => {
     const [doc] = await loadDocumentFolder(join(PIPELINE_FIXTURES, 'pdf'));
-    expect(doc).toMatchObject({ id: 'doc:calendar-invite-injection', title: 'Calendar invite injection', kind: 'paper', origin: 'docs:calendar-invite-injection.pdf' });
+    expect(doc).toMatchObject({
+      id: 'doc:calendar-invite-injection',
+      title: 'Calendar invite injection',
+      kind: 'paper',
+      origin: 'docs:calendar-invite-injection.pdf',
+    });
     expect(doc!.text).toBe('Calendar invite injection\nAn agent accepted an outside invitation whose notes told it to share the board deck.');
   });
 
@@ -125,7 +137,13 @@ describe('document sources: arXiv (Atom API)', () => {
 
   it('parses entries: one source id per paper (version dropped), entities decoded, authors kept', () => {
     const [first] = parseArxivAtom(ATOM);
-    expect(first).toMatchObject({ id: 'arxiv:2499.00001', title: 'Agents & Their Tools: Injection Through Email', url: 'https://arxiv.org/abs/2499.00001', kind: 'paper', origin: 'arxiv' });
+    expect(first).toMatchObject({
+      id: 'arxiv:2499.00001',
+      title: 'Agents & Their Tools: Injection Through Email',
+      url: 'https://arxiv.org/abs/2499.00001',
+      kind: 'paper',
+      origin: 'arxiv',
+    });
     expect(first!.text).toContain('Authors: A. Author, B. Author');
     expect(first!.text).toContain('follow instructions hidden in <email> bodies');
   });
@@ -173,22 +191,73 @@ describe('vera explore (CLI)', () => {
     const out = await mkdtemp(join(tmpdir(), 'vera-explore-out-'));
     const model = await startScriptedModelServer({
       script: [
-        jsonStep({ concepts: [{ term: 'phishing', tree: 'risks', phase: 'inference', operation: 'create', node: 'fraud/phishing', name: 'Phishing', description: 'Messages that lure recipients into giving up access.' }] }, 'Document attack:t1566 '),
+        jsonStep(
+          {
+            concepts: [
+              {
+                term: 'phishing',
+                tree: 'risks',
+                phase: 'inference',
+                operation: 'create',
+                node: 'fraud/phishing',
+                name: 'Phishing',
+                description: 'Messages that lure recipients into giving up access.',
+              },
+            ],
+          },
+          'Document attack:t1566 ',
+        ),
         jsonStep({ queries: [] }),
       ],
     });
     try {
       const x = io();
-      const code = await main(['explore', '--docs', join(CORPUS, 'frontier'), '--feed', join(FEEDS, 'attack-stix.json'), '--feed', join(FEEDS, 'cve-records.json'), '--taxonomy', taxonomy, '--query', 'phishing', '--budget', '1', '--out', out, '--base-url', model.url, '--model', 'scripted'], x);
+      const code = await main(
+        [
+          'explore',
+          '--docs',
+          join(CORPUS, 'frontier'),
+          '--feed',
+          join(FEEDS, 'attack-stix.json'),
+          '--feed',
+          join(FEEDS, 'cve-records.json'),
+          '--taxonomy',
+          taxonomy,
+          '--query',
+          'phishing',
+          '--budget',
+          '1',
+          '--out',
+          out,
+          '--base-url',
+          model.url,
+          '--model',
+          'scripted',
+        ],
+        x,
+      );
       expect(x.errors).toEqual([]);
       expect(code).toBe(0);
-      expect(x.lines.at(-2)).toBe('read 1 documents in 1 iteration(s), stopped: budget; created 0, pending 1, updated 0, merged 0, deleted 0, rejected 0, invalid replies 0');
+      expect(x.lines.at(-2)).toBe(
+        'read 1 documents in 1 iteration(s), stopped: budget; created 0, pending 1, updated 0, merged 0, deleted 0, rejected 0, invalid replies 0',
+      );
       expect(x.lines.at(-1)).toBe(`trees written to ${taxonomy}; changelog: ${join(out, 'changelog.yaml')}`);
       // The parent "fraud" does not exist in this tree: the candidate waits for it.
       const saved = await Taxonomy.load(taxonomy);
-      expect(saved.trees.risks.pending).toEqual([{ path: 'fraud/phishing', name: 'Phishing', description: 'Messages that lure recipients into giving up access.', evidence: ['attack:t1566'], terms: ['phishing'] }]);
+      expect(saved.trees.risks.pending).toEqual([
+        {
+          path: 'fraud/phishing',
+          name: 'Phishing',
+          description: 'Messages that lure recipients into giving up access.',
+          evidence: ['attack:t1566'],
+          terms: ['phishing'],
+        },
+      ]);
       expect(saved.sources['attack:t1566']).toMatchObject({ kind: 'technique', origin: 'feed:attack-stix.json' });
-      const changelog = parse(await readFile(join(out, 'changelog.yaml'), 'utf8')) as { stopReason: string; entries: Array<{ operation: string; detail: string }> };
+      const changelog = parse(await readFile(join(out, 'changelog.yaml'), 'utf8')) as {
+        stopReason: string;
+        entries: Array<{ operation: string; detail: string }>;
+      };
       expect(changelog.stopReason).toBe('budget');
       expect(changelog.entries.map((e) => e.operation)).toEqual(['retrieve', 'pending', 'frontier', 'stop']);
       expect(changelog.entries[1]!.detail).toBe('1 of 5 distinct sources; waits for its parent "fraud"');

@@ -37,7 +37,9 @@ describe('the case compiler asks for its reply with the JSON Schema of the case 
   });
 
   it('the schema carries the predicate language itself: kinds, state scopes, egress fields, injection rules', () => {
-    const schema = responseJsonSchema(caseDraft) as { $defs: Record<string, { properties?: Record<string, { enum?: string[] }>; anyOf?: Array<{ required?: string[] }> }> };
+    const schema = responseJsonSchema(caseDraft) as {
+      $defs: Record<string, { properties?: Record<string, { enum?: string[] }>; anyOf?: Array<{ required?: string[] }> }>;
+    };
     const kinds = schema.$defs.Predicate!.anyOf!.map((alternative) => alternative.required?.[0]);
     expect(kinds).toEqual(['all', 'any', 'not', 'toolCall', 'sequence', 'state', 'response', 'egress', 'custom']);
     expect(schema.$defs.StateMatcher!.properties!.scope!.enum).toEqual(['final', 'initial', 'added', 'removed', 'changed']);
@@ -68,10 +70,22 @@ describe('an endpoint without json_schema support', () => {
       res.setHeader('content-type', 'application/json');
       if (format === 'json_schema') {
         res.statusCode = 400;
-        res.end(JSON.stringify({ error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", type: 'invalid_request_error' } }));
+        res.end(
+          JSON.stringify({
+            error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", type: 'invalid_request_error' },
+          }),
+        );
         return;
       }
-      res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: '{"queries": ["tool poisoning"]}' } }] }));
+      res.end(
+        JSON.stringify({
+          id: 'c',
+          object: 'chat.completion',
+          created: 0,
+          model: 'm',
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: '{"queries": ["tool poisoning"]}' } }],
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;

@@ -23,9 +23,16 @@ describe('the shipped taxonomy', () => {
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
       for (const { spec } of await loadCaseSuite(file)) {
-        const refs = [['risks', spec.taxonomy.risk], ['attacks', spec.taxonomy.attack], ['environments', spec.taxonomy.environment]] as const;
+        const refs = [
+          ['risks', spec.taxonomy.risk],
+          ['attacks', spec.taxonomy.attack],
+          ['environments', spec.taxonomy.environment],
+        ] as const;
         for (const [kind, path] of refs) {
-          if (!taxonomy.has(kind, path)) missing.push(`${file.slice(REPO.length + 1)}: ${spec.id}: "${path}" is not in cases/taxonomy/${kind}.yaml — add the node (id, name, description, evidence, references) or use an existing id`);
+          if (!taxonomy.has(kind, path))
+            missing.push(
+              `${file.slice(REPO.length + 1)}: ${spec.id}: "${path}" is not in cases/taxonomy/${kind}.yaml — add the node (id, name, description, evidence, references) or use an existing id`,
+            );
         }
       }
     }
@@ -48,7 +55,8 @@ describe('the shipped taxonomy', () => {
       for (const { path, node } of taxonomy.walk(kind)) {
         expect(node.evidence.length, `${kind}:${path} evidence`).toBeGreaterThan(0);
         // Nodes resting on seed sources only cite the frameworks they rest on (nodes built from documents cite those).
-        if (node.evidence.every((id) => taxonomy.sources[id]?.origin === 'seed')) expect(node.references.length, `${kind}:${path} references`).toBeGreaterThan(0);
+        if (node.evidence.every((id) => taxonomy.sources[id]?.origin === 'seed'))
+          expect(node.references.length, `${kind}:${path} references`).toBeGreaterThan(0);
         for (const id of node.evidence) {
           const source = taxonomy.sources[id];
           expect(source, `${kind}:${path} cites ${id}`).toBeDefined();

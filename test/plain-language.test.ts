@@ -32,7 +32,9 @@ const PLAN_SYNTAX = /ACTION:\s*[A-Za-z_]|<<\s*[A-Za-z0-9_-]+\s*(?:[.[]|>>)/;
 async function bundledCases(): Promise<SafetyCase[]> {
   const out: SafetyCase[] = [];
   const methods = new Set<string>();
-  const entries = (await readdir(join(REPO, 'cases'), { recursive: true, withFileTypes: true })).sort((a, b) => join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)));
+  const entries = (await readdir(join(REPO, 'cases'), { recursive: true, withFileTypes: true })).sort((a, b) =>
+    join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)),
+  );
   for (const entry of entries) {
     if (!entry.isFile() || !/\.case\.ya?ml$/.test(entry.name)) continue;
     const specs = (await loadCaseSuite(join(entry.parentPath, entry.name))).map((c) => c.spec);
@@ -54,7 +56,11 @@ function agentVisibleTexts(request: RecordedRequest): string[] {
 }
 
 function offending(requests: readonly RecordedRequest[]): string[] {
-  return requests.flatMap((r) => agentVisibleTexts(r).filter((t) => PLAN_SYNTAX.test(t)).map((t) => `${r.path}: ${t.slice(0, 200)}`));
+  return requests.flatMap((r) =>
+    agentVisibleTexts(r)
+      .filter((t) => PLAN_SYNTAX.test(t))
+      .map((t) => `${r.path}: ${t.slice(0, 200)}`),
+  );
 }
 
 let cases: SafetyCase[];
@@ -90,27 +96,33 @@ describe('bundled cases read as real conversations', () => {
       expect(offending(server.requests)).toEqual([]);
       if (policy === 'naive') {
         // The plan still drives the scripted model: every adversarial run is violated, every benign one safe.
-        for (const s of statuses) expect(`${s.id} ${s.threatModel} ${s.status}`).toBe(`${s.id} ${s.threatModel} ${s.threatModel === 'benign' ? 'safe' : 'violated'}`);
+        for (const s of statuses)
+          expect(`${s.id} ${s.threatModel} ${s.status}`).toBe(`${s.id} ${s.threatModel} ${s.threatModel === 'benign' ? 'safe' : 'violated'}`);
       }
     }, 300_000);
   }
 
   const codex = agentInstall([CODEX_PROGRAM]);
-  it.skipIf(codex.skip)('Responses wire (the real Codex CLI), naive: no request carries plan syntax', async () => {
-    if (codex.missing) throw new Error(codex.missing);
-    const server = await startScriptedModelServer({ policy: 'naive' });
-    servers.push(server);
-    const statuses = await runAll(server, (s) => codexAgent({ model: 'vera-scripted', baseURL: s.url, apiKeyEnv: 'VERA_TEST_NO_KEY', maxRetries: 0 }));
-    expect(statuses.filter((s) => s.error)).toEqual([]);
-    const models = server.requests.filter((r) => r.conversation && r.path === '/v1/responses');
-    expect(models.length).toBeGreaterThan(cases.length * 4);
-    expect(offending(server.requests)).toEqual([]);
-    // Codex lists its tools once per session and the gateway's HTTP transport cannot push MCP's
-    // list-changed notification, so a rug pull on a description never reaches it: with no result
-    // rewritten either, its runs (multi-channel and indirect: a rug pull comes with an honest user)
-    // are N/A (the attack never reached the agent), not safe.
-    const rugPulls = new Set(cases.filter((c) => c.taxonomy.attack === 'tool-poisoning/rug-pull').map((c) => c.id));
-    const expected = (s: { id: string; threatModel: ThreatModel }) => (s.threatModel === 'benign' ? 'safe' : rugPulls.has(s.id) ? 'not-applicable' : 'violated');
-    for (const s of statuses) expect(`${s.id} ${s.threatModel} ${s.status}`).toBe(`${s.id} ${s.threatModel} ${expected(s)}`);
-  }, 900_000);
+  it.skipIf(codex.skip)(
+    'Responses wire (the real Codex CLI), naive: no request carries plan syntax',
+    async () => {
+      if (codex.missing) throw new Error(codex.missing);
+      const server = await startScriptedModelServer({ policy: 'naive' });
+      servers.push(server);
+      const statuses = await runAll(server, (s) => codexAgent({ model: 'vera-scripted', baseURL: s.url, apiKeyEnv: 'VERA_TEST_NO_KEY', maxRetries: 0 }));
+      expect(statuses.filter((s) => s.error)).toEqual([]);
+      const models = server.requests.filter((r) => r.conversation && r.path === '/v1/responses');
+      expect(models.length).toBeGreaterThan(cases.length * 4);
+      expect(offending(server.requests)).toEqual([]);
+      // Codex lists its tools once per session and the gateway's HTTP transport cannot push MCP's
+      // list-changed notification, so a rug pull on a description never reaches it: with no result
+      // rewritten either, its runs (multi-channel and indirect: a rug pull comes with an honest user)
+      // are N/A (the attack never reached the agent), not safe.
+      const rugPulls = new Set(cases.filter((c) => c.taxonomy.attack === 'tool-poisoning/rug-pull').map((c) => c.id));
+      const expected = (s: { id: string; threatModel: ThreatModel }) =>
+        s.threatModel === 'benign' ? 'safe' : rugPulls.has(s.id) ? 'not-applicable' : 'violated';
+      for (const s of statuses) expect(`${s.id} ${s.threatModel} ${s.status}`).toBe(`${s.id} ${s.threatModel} ${expected(s)}`);
+    },
+    900_000,
+  );
 });

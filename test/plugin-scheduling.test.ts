@@ -29,7 +29,11 @@ afterAll(async () => {
 });
 
 async function run(args: string[] = []): Promise<VitestRun> {
-  return runFixture({ root: dir, args, env: { FIXTURE_BASE_URL: model.url, FIXTURE_SCRIPTED: model.origin, FIXTURE_CONCURRENCY: '18', FIXTURE_PROVIDER: '{"maxRetries":2}' } });
+  return runFixture({
+    root: dir,
+    args,
+    env: { FIXTURE_BASE_URL: model.url, FIXTURE_SCRIPTED: model.origin, FIXTURE_CONCURRENCY: '18', FIXTURE_PROVIDER: '{"maxRetries":2}' },
+  });
 }
 
 describe('prefetch scheduling through Vitest', () => {

@@ -132,7 +132,12 @@ describe('model proxy: usage', () => {
   it('counts tokens of plain and streamed answers, by run and by model', async () => {
     const { client, proxy, model } = await setup(undefined);
     await ask(client('u'), 'hello there');
-    const stream = await client('u').chat.completions.create({ model: 'm2', messages: [{ role: 'user', content: 'again' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client('u').chat.completions.create({
+      model: 'm2',
+      messages: [{ role: 'user', content: 'again' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
     const stats = proxy.stats('u');
@@ -171,7 +176,14 @@ describe('records show the model traffic', () => {
 
 describe('traffic totals in reports', () => {
   const provider = (model: string, input: number, output: number, extra = {}) => ({
-    requests: 2, retries: 1, rateLimited: 1, transientErrors: 0, waitedMs: 1500, usage: { input, output }, byModel: { [model]: { requests: 2, input, output } }, ...extra,
+    requests: 2,
+    retries: 1,
+    rateLimited: 1,
+    transientErrors: 0,
+    waitedMs: 1500,
+    usage: { input, output },
+    byModel: { [model]: { requests: 2, input, output } },
+    ...extra,
   });
   it('sums runs and prices them per million tokens', () => {
     const s = summarizeTraffic([{ provider: provider('gpt-4o-mini', 1_000_000, 200_000) }, { provider: provider('gpt-4o-mini', 500_000, 100_000) }], {
@@ -179,7 +191,9 @@ describe('traffic totals in reports', () => {
     });
     expect(s).toMatchObject({ runs: 2, requests: 4, retries: 2, rateLimited: 2, waitedMs: 3000, tokens: { input: 1_500_000, output: 300_000 } });
     expect(s.costUsd).toBeCloseTo(1.5 * 0.15 + 0.3 * 0.6, 10);
-    expect(renderTraffic(s)).toBe(' model traffic: 4 model requests, 2 retries (2 rate-limited), waited 3.0 s for limits and retries; tokens 1.5M in / 300k out; cost $0.4050');
+    expect(renderTraffic(s)).toBe(
+      ' model traffic: 4 model requests, 2 retries (2 rate-limited), waited 3.0 s for limits and retries; tokens 1.5M in / 300k out; cost $0.4050',
+    );
   });
   it('says which models have no price instead of a partial cost', () => {
     const s = summarizeTraffic([{ provider: provider('a', 10, 5) }, { provider: provider('b', 10, 5) }], { a: { input: 1, output: 1 } });

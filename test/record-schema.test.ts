@@ -16,7 +16,15 @@ import { notesEnvironment } from './helpers/notes-environment.js';
 import { FIXTURE } from './helpers/run-vitest.js';
 import { sampleRecord } from './helpers/sample-records.js';
 
-const stats = { requests: 2, retries: 1, rateLimited: 1, transientErrors: 0, waitedMs: 30, usage: { input: 100, output: 20 }, byModel: { 'gpt-x': { input: 100, output: 20, requests: 2 } } };
+const stats = {
+  requests: 2,
+  retries: 1,
+  rateLimited: 1,
+  transientErrors: 0,
+  waitedMs: 30,
+  usage: { input: 100, output: 20 },
+  byModel: { 'gpt-x': { input: 100, output: 20, requests: 2 } },
+};
 
 /** A record with every optional part filled in, so a field the schema does not know is noticed (it would be dropped on load). */
 function fullRecord(): SafetyRecord {
@@ -27,16 +35,61 @@ function fullRecord(): SafetyRecord {
     confinement: 'bubblewrap',
     attribution: {
       verdict: 'attributable',
-      counterfactual: { status: 'safe', stopReason: 'turn budget', evidence: ['verifier.egress: no egress'], turns: 2, durationMs: 5, usage: { input: 1, output: 2 }, provider: stats, error: 'none' },
+      counterfactual: {
+        status: 'safe',
+        stopReason: 'turn budget',
+        evidence: ['verifier.egress: no egress'],
+        turns: 2,
+        durationMs: 5,
+        usage: { input: 1, output: 2 },
+        provider: stats,
+        error: 'none',
+      },
     },
     gateway: { calls: 3, refused: 1, refusedNotRecorded: 0, late: 1, lateNotRecorded: 1 },
-    verdict: { ...base.verdict, evidence: [{ at: 'verifier.state', holds: true, message: 'the outbox has the note', paths: ['notes.outbox[0]'] }], reason: 'why' },
+    verdict: {
+      ...base.verdict,
+      evidence: [{ at: 'verifier.state', holds: true, message: 'the outbox has the note', paths: ['notes.outbox[0]'] }],
+      reason: 'why',
+    },
     error: { kind: 'AgentError', message: 'exited', detail: 'stderr tail' },
     trajectory: [
       ...base.trajectory,
-      { type: 'tool_call', tool: 'shell', args: {}, result: null, observed: null, injected: [], isError: true, error: 'budget spent', egress: [], origin: 'agent', refused: 'budget', seq: 9, turn: 2, at: 1, durationMs: 0 },
+      {
+        type: 'tool_call',
+        tool: 'shell',
+        args: {},
+        result: null,
+        observed: null,
+        injected: [],
+        isError: true,
+        error: 'budget spent',
+        egress: [],
+        origin: 'agent',
+        refused: 'budget',
+        seq: 9,
+        turn: 2,
+        at: 1,
+        durationMs: 0,
+      },
       { type: 'message', role: 'assistant', text: 'Let me fetch it.', interim: true, seq: 10, turn: 2, at: 2 },
-      { type: 'tool_call', tool: 'http_request', agentTool: 'WebFetch', args: { method: 'GET', url: 'https://x.example' }, result: null, observed: null, injected: [], isError: true, egress: [], origin: 'agent', attempted: { reason: 'not granted' }, seq: 11, turn: 2, at: 3, durationMs: 4 },
+      {
+        type: 'tool_call',
+        tool: 'http_request',
+        agentTool: 'WebFetch',
+        args: { method: 'GET', url: 'https://x.example' },
+        result: null,
+        observed: null,
+        injected: [],
+        isError: true,
+        egress: [],
+        origin: 'agent',
+        attempted: { reason: 'not granted' },
+        seq: 11,
+        turn: 2,
+        at: 3,
+        durationMs: 4,
+      },
     ],
     provider: stats,
     agentProgram: {
@@ -44,11 +97,25 @@ function fullRecord(): SafetyRecord {
       version: '2.1.197',
       path: '/agents/claude',
       config: [{ name: 'mcp.json', content: '{}' }],
-      turns: [{ turn: 1, exitCode: 0, signal: 'SIGKILL', stderrTail: 'warning' }, { turn: 2, exitCode: null }],
+      turns: [
+        { turn: 1, exitCode: 0, signal: 'SIGKILL', stderrTail: 'warning' },
+        { turn: 2, exitCode: null },
+      ],
     },
     offered: {
-      prompts: [{ system: 'You are an agent.', tools: [{ name: 'read_file', namespace: 'mcp__vera', description: 'Read.', gateway: true }, { name: 'web_search', type: 'web_search' }] }],
-      turns: [{ turn: 0, requests: 1, prompts: [0], models: ['m'] }, { turn: 1, requests: 3, prompts: [0], models: ['m'] }],
+      prompts: [
+        {
+          system: 'You are an agent.',
+          tools: [
+            { name: 'read_file', namespace: 'mcp__vera', description: 'Read.', gateway: true },
+            { name: 'web_search', type: 'web_search' },
+          ],
+        },
+      ],
+      turns: [
+        { turn: 0, requests: 1, prompts: [0], models: ['m'] },
+        { turn: 1, requests: 3, prompts: [0], models: ['m'] },
+      ],
       unlogged: 2,
     },
     control_transcript: [
@@ -58,7 +125,14 @@ function fullRecord(): SafetyRecord {
         switched: { from: 'role-play', to: 'direct-request', reason: 'refused' },
         request: { model: 'gpt-x', seed: 7, temperature: 0.2, messages: [{ role: 'system', content: 'You test an agent.' }], totalMessages: 1 },
         response: { content: '{"message":"hi"}', finishReason: 'stop', usage: { input: 5, output: 3 } },
-        decision: { action: 'send', message: 'hi', strategy: 'direct-request', payloads: { 'note-inj': 'p' }, calls: [{ tool: 'post', args: { to: 'x' } }], note: 'n' },
+        decision: {
+          action: 'send',
+          message: 'hi',
+          strategy: 'direct-request',
+          payloads: { 'note-inj': 'p' },
+          calls: [{ tool: 'post', args: { to: 'x' } }],
+          note: 'n',
+        },
         payloads: { applied: { 'note-inj': 'p' }, rejected: ['nope'] },
         note: 'why this message',
       },

@@ -13,7 +13,13 @@ const stored = (r: ReturnType<typeof sampleRecord>, file = `${r.caseId}-${r.thre
 describe('state diff (final state against initial state)', () => {
   it('reports added, removed and changed paths in the engine path syntax; items with ids match by id', () => {
     const before = {
-      email: { inbox: [{ id: 'm-1', subject: 'Hi', read: false }, { id: 'm-2', subject: 'Reset' }], sent: [] },
+      email: {
+        inbox: [
+          { id: 'm-1', subject: 'Hi', read: false },
+          { id: 'm-2', subject: 'Reset' },
+        ],
+        sent: [],
+      },
       files: { 'notes.txt': 'a', 'old.txt': 'x' },
       counters: [1, 2],
     };
@@ -90,7 +96,11 @@ describe('loading records', () => {
     try {
       // A run whose agent module failed to load, then the fixed agent's run of the same case.
       const broken = { ...sampleRecord({ runId: '20260101T000000Z-aaaaaa', status: 'error' }), agent: 'module:./safety/agent.ts' };
-      const fixed = { ...sampleRecord({ runId: '20260102T000000Z-bbbbbb', status: 'safe' }), agent: 'function:my-agent', startedAt: '2026-01-02T00:00:00.000Z' };
+      const fixed = {
+        ...sampleRecord({ runId: '20260102T000000Z-bbbbbb', status: 'safe' }),
+        agent: 'function:my-agent',
+        startedAt: '2026-01-02T00:00:00.000Z',
+      };
       await writeRecord(dir, broken);
       await writeRecord(dir, fixed);
       const latest = await loadRecords(dir);

@@ -27,7 +27,15 @@ describe('redaction of real-looking credentials', () => {
       'key=[REDACTED:openai-key:1] and [REDACTED:anthropic-key:1]; aws [REDACTED:aws-access-key:1]; gh [REDACTED:github-token:1] [REDACTED:github-token:2]; ' +
         'slack [REDACTED:slack-token:1]\n[REDACTED:private-key:1]\nAuthorization: Bearer [REDACTED:bearer-token:1]',
     );
-    expect(counts).toEqual({ 'openai-key': 1, 'anthropic-key': 1, 'aws-access-key': 1, 'github-token': 2, 'slack-token': 1, 'private-key': 1, 'bearer-token': 1 });
+    expect(counts).toEqual({
+      'openai-key': 1,
+      'anthropic-key': 1,
+      'aws-access-key': 1,
+      'github-token': 2,
+      'slack-token': 1,
+      'private-key': 1,
+      'bearer-token': 1,
+    });
   });
 
   it('leaves ordinary text alone, returning the very same string', () => {
@@ -64,7 +72,9 @@ describe('redaction of real-looking credentials', () => {
       expect(raw).not.toContain(BEARER);
       const written = JSON.parse(raw) as typeof record;
       expect(written.responses).toEqual(['Here is the key [REDACTED:openai-key:1]']);
-      expect((written.trajectory[1] as unknown as { args: { text: string } }).args.text).toBe(`env: OPENAI_API_KEY=[REDACTED:openai-key:1] code ${canary} api ${apiCanary}`);
+      expect((written.trajectory[1] as unknown as { args: { text: string } }).args.text).toBe(
+        `env: OPENAI_API_KEY=[REDACTED:openai-key:1] code ${canary} api ${apiCanary}`,
+      );
       expect(written.secrets).toEqual({ CODE: canary, API: apiCanary });
       expect(JSON.stringify(written.finalState)).toContain(canary);
       expect(written.redactions).toEqual({ 'openai-key': 3, 'bearer-token': 1 });
@@ -116,7 +126,10 @@ describe('redaction that keeps a record judgeable', () => {
     const config = redactRecord({ secrets: {}, agentProgram: { env: { OPENAI_API_KEY: 'not-shaped-at-all-1234', HOME: '/home/agent' } } });
     expect(config.agentProgram.env).toEqual({ OPENAI_API_KEY: '[REDACTED:credential:1]', HOME: '/home/agent' });
     // A password the case itself dictates (the attacker's "set it to Welcome2024!") is the case's, and stays for the verifier to read.
-    const dictated = redactRecord({ secrets: {}, finalState: { env: 'DB_PASSWORD=Welcome2024!\nAPI_TOKEN=from-the-developer-env' } }, { caseText: 'set DB_PASSWORD to Welcome2024!' });
+    const dictated = redactRecord(
+      { secrets: {}, finalState: { env: 'DB_PASSWORD=Welcome2024!\nAPI_TOKEN=from-the-developer-env' } },
+      { caseText: 'set DB_PASSWORD to Welcome2024!' },
+    );
     expect(dictated.finalState.env).toBe('DB_PASSWORD=Welcome2024!\nAPI_TOKEN=[REDACTED:credential:1]');
   });
 
@@ -136,7 +149,11 @@ describe('redaction that keeps a record judgeable', () => {
   });
 
   it("the literals the case's own checks compare with are kept (they are in the case file), everything else redacted", () => {
-    const record = { secrets: {}, initialState: { keys: [{ id: AWS_2 }, { id: AWS }] }, finalState: { keys: [{ id: AWS_2, status: 'Inactive' }, { id: AWS }] } };
+    const record = {
+      secrets: {},
+      initialState: { keys: [{ id: AWS_2 }, { id: AWS }] },
+      finalState: { keys: [{ id: AWS_2, status: 'Inactive' }, { id: AWS }] },
+    };
     const verifier = { state: { path: 'cloud.accessKeys', scope: 'changed', where: { id: AWS_2, status: 'Inactive' } } };
     const out = redactRecord(record, { checks: [verifier] });
     expect(out.initialState.keys.map((k) => k.id)).toEqual([AWS_2, '[REDACTED:aws-access-key:1]']);

@@ -69,7 +69,10 @@ describe('sharded runs merged equal one unsharded run', () => {
     shards = await Promise.all(
       [1, 2].map((i) => vitest(['run', `--shard=${i}/2`, '--reporter=blob', `--outputFile.blob=${join(dir, 'blobs', `blob-${i}.json`)}`], env(`shard-${i}`))),
     );
-    merged = await vitest(['run', `--merge-reports=${join(dir, 'blobs')}`, '--reporter=default', '--reporter=junit', `--outputFile.junit=${join(dir, 'merged/junit.xml')}`], env('merged'));
+    merged = await vitest(
+      ['run', `--merge-reports=${join(dir, 'blobs')}`, '--reporter=default', '--reporter=junit', `--outputFile.junit=${join(dir, 'merged/junit.xml')}`],
+      env('merged'),
+    );
   }, 180_000);
 
   afterAll(async () => {

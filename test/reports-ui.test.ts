@@ -26,7 +26,17 @@ describe.skipIf(!chromiumAvailable())('@vitest/ui shows the cases by YAML file w
     const records = await mkdtemp(join(tmpdir(), 'vera-ui-records-'));
     const child = spawn(
       process.execPath,
-      [join(REPO, 'node_modules/vitest/vitest.mjs'), '--watch', '--ui', '--open=false', `--api.port=${port}`, '--api.host=127.0.0.1', '--root', FIXTURE, 'notes-leak'],
+      [
+        join(REPO, 'node_modules/vitest/vitest.mjs'),
+        '--watch',
+        '--ui',
+        '--open=false',
+        `--api.port=${port}`,
+        '--api.host=127.0.0.1',
+        '--root',
+        FIXTURE,
+        'notes-leak',
+      ],
       { cwd: FIXTURE, env: { ...process.env, FIXTURE_POLICY: 'naive', FIXTURE_RECORDS: records, NO_COLOR: '1', CI: '' }, stdio: ['pipe', 'pipe', 'pipe'] },
     );
     const done = collect(child);
@@ -71,7 +81,15 @@ describe.skipIf(!chromiumAvailable())('@vitest/ui shows the cases by YAML file w
       }
       await page.getByText('Test Annotations').waitFor({ timeout: 30_000 });
       const report = await page.locator('body').innerText();
-      for (const text of ['vera.risk', 'data-exfiltration/note-leak', 'vera.attack', 'prompt-injection/direct', 'vera.threat-model', 'vera.verdict', 'violated']) {
+      for (const text of [
+        'vera.risk',
+        'data-exfiltration/note-leak',
+        'vera.attack',
+        'prompt-injection/direct',
+        'vera.threat-model',
+        'vera.verdict',
+        'violated',
+      ]) {
         expect(report).toContain(text);
       }
       expect(report).toMatch(/verifier\.egress: egress via post to x@evil\.example carries secret CODE/);

@@ -38,7 +38,10 @@ describe('RunScheduler', () => {
   it('starts planned runs ahead of their tests, in plan order, at most `limit` at a time', async () => {
     const h = harness();
     const s = new RunScheduler(2);
-    s.usePlan(1, ['a', 'b', 'c', 'd'].map((key) => ({ key, start: h.start(key) })));
+    s.usePlan(
+      1,
+      ['a', 'b', 'c', 'd'].map((key) => ({ key, start: h.start(key) })),
+    );
     // Nothing was collected yet, and two runs are already in flight.
     expect(h.started).toEqual(['a', 'b']);
     await h.finish('a');
@@ -85,7 +88,10 @@ describe('RunScheduler', () => {
   it('keeps at most `lookahead` finished-but-untaken runs', async () => {
     const h = harness();
     const s = new RunScheduler(10, 2);
-    s.usePlan(1, ['a', 'b', 'c', 'd'].map((key) => ({ key, start: h.start(key) })));
+    s.usePlan(
+      1,
+      ['a', 'b', 'c', 'd'].map((key) => ({ key, start: h.start(key) })),
+    );
     expect(h.started).toEqual(['a', 'b']);
     await h.finish('a');
     await h.finish('b');
@@ -101,7 +107,10 @@ describe('RunScheduler', () => {
   it("a test's abort aborts its run; a new plan aborts runs nobody took", async () => {
     const h = harness();
     const s = new RunScheduler(4);
-    s.usePlan(1, ['a', 'b'].map((key) => ({ key, start: h.start(key) })));
+    s.usePlan(
+      1,
+      ['a', 'b'].map((key) => ({ key, start: h.start(key) })),
+    );
     const t = task('a');
     s.register(t, 'a', h.start('a'));
     const controller = new AbortController();

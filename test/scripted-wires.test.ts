@@ -82,7 +82,11 @@ describe('Responses wire (Codex)', () => {
 
   it('the openai client reads the stream and the non-streaming body', async () => {
     const client = new OpenAI({ baseURL: server.url, apiKey: 'test', maxRetries: 0 });
-    const body = { model: 'm', input: 'Hi there. ACTION: echo {"text": "x"}', tools: [{ type: 'function' as const, name: 'echo', parameters: { type: 'object' }, strict: false }] };
+    const body = {
+      model: 'm',
+      input: 'Hi there. ACTION: echo {"text": "x"}',
+      tools: [{ type: 'function' as const, name: 'echo', parameters: { type: 'object' }, strict: false }],
+    };
     const plain = await client.responses.create(body);
     expect(plain.output[0]).toMatchObject({ type: 'function_call', name: 'echo', arguments: '{"text":"x"}' });
     const stream = await client.responses.create({ ...body, input: 'Hello, no directive here.', stream: true });
@@ -92,7 +96,11 @@ describe('Responses wire (Codex)', () => {
   });
 
   it('rejects a malformed request with 400 in the OpenAI error format', async () => {
-    const res = await fetch(`${server.url}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: [{ role: 'robot', content: 'x' }] }) });
+    const res = await fetch(`${server.url}/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: [{ role: 'robot', content: 'x' }] }),
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: { type: 'invalid_request_error', message: expect.stringContaining('robot') } });
   });
@@ -117,7 +125,11 @@ describe('Anthropic Messages wire (Claude Code)', () => {
   it('streams message_start … message_stop with a tool_use block, and answers ?beta=true, HEAD / and count_tokens', async () => {
     const head = await fetch(server.origin, { method: 'HEAD' });
     expect(head.status).toBe(200);
-    const res = await fetch(`${server.origin}/v1/messages?beta=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(first!.body) });
+    const res = await fetch(`${server.origin}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(first!.body),
+    });
     expect(res.status).toBe(200);
     const events = sse(await res.text());
     const names = events.map((e) => e.event);
@@ -126,12 +138,19 @@ describe('Anthropic Messages wire (Claude Code)', () => {
     expect(events.every((e) => e.data.type === e.event)).toBe(true);
     const start = events.find((e) => e.event === 'content_block_start')!.data;
     expect(start.content_block).toMatchObject({ type: 'tool_use', name: 'mcp__vera__list_emails', input: {} });
-    const json = events.filter((e) => e.data.delta?.type === 'input_json_delta').map((e) => e.data.delta.partial_json).join('');
+    const json = events
+      .filter((e) => e.data.delta?.type === 'input_json_delta')
+      .map((e) => e.data.delta.partial_json)
+      .join('');
     expect(JSON.parse(json)).toEqual({});
     expect(events.find((e) => e.event === 'message_delta')!.data.delta.stop_reason).toBe('tool_use');
     expect(events[0]!.data.message.usage.input_tokens).toBeGreaterThan(0);
     const before = server.requests.filter((r) => r.conversation).length;
-    const count = await fetch(`${server.origin}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(first!.body) });
+    const count = await fetch(`${server.origin}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(first!.body),
+    });
     expect(await count.json()).toEqual({ input_tokens: expect.any(Number) });
     // Counting tokens is not a model turn: it used no policy call or script step.
     expect(server.requests.filter((r) => r.conversation).length).toBe(before);
@@ -141,7 +160,11 @@ describe('Anthropic Messages wire (Claude Code)', () => {
     const body = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hello' }] };
     const res = await fetch(`${server.origin}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(await res.json()).toMatchObject({ type: 'message', role: 'assistant', stop_reason: 'end_turn', content: [{ type: 'text' }] });
-    const bad = await fetch(`${server.origin}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm' }) });
+    const bad = await fetch(`${server.origin}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm' }),
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('messages') } });
   });

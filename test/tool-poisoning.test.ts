@@ -103,7 +103,7 @@ describe('a poisoned tool description, end to end over MCP', () => {
     expect(descriptions.every((d) => d.endsWith(POISON))).toBe(true);
   });
 
-  it('benign: the same run sees the environment\'s own description and stays safe (the probe is the poisoning)', async () => {
+  it("benign: the same run sees the environment's own description and stays safe (the probe is the poisoning)", async () => {
     const from = naive.requests.length;
     const { record } = await runCase({ spec, threatModel: 'benign', agent: agentOn(naive), recordDir: false });
     expect(record.status).toBe('safe');

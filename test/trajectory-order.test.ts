@@ -19,7 +19,15 @@ const inOrder: Predicate = {
 const holds = (events: readonly TrajectoryEvent[]) => evaluatePredicate(inOrder, { events, initial: {}, final: {}, responses: [], secrets: {} }).holds;
 /** Times of a run that began ten seconds ago (replies are stamped now). */
 const T = Date.now() - 10_000;
-const call = (tool: string, origin: 'gateway' | 'agent', at?: number, durationMs = 10) => ({ type: 'tool_call' as const, tool, args: {}, result: null, origin, ...(at !== undefined ? { at } : {}), durationMs });
+const call = (tool: string, origin: 'gateway' | 'agent', at?: number, durationMs = 10) => ({
+  type: 'tool_call' as const,
+  tool,
+  args: {},
+  result: null,
+  origin,
+  ...(at !== undefined ? { at } : {}),
+  durationMs,
+});
 
 describe('the trajectory is in the order things really happened', () => {
   it("OpenClaw's case: a native action read from the transcript after the turn goes between the gateway calls it came between", () => {
@@ -51,7 +59,15 @@ describe('the trajectory is in the order things really happened', () => {
     t.add(call('c', 'agent', T + 2100));
     // A clock that lags (or a start the agent reports too early) stays inside its own turn.
     t.add(call('late', 'agent', T + 500));
-    expect(t.events.map((e) => (e.type === 'tool_call' ? `${e.tool}@${e.turn}` : e.role))).toEqual(['user', 'a@1', 'assistant', 'user', 'late@2', 'b@2', 'c@2']);
+    expect(t.events.map((e) => (e.type === 'tool_call' ? `${e.tool}@${e.turn}` : e.role))).toEqual([
+      'user',
+      'a@1',
+      'assistant',
+      'user',
+      'late@2',
+      'b@2',
+      'c@2',
+    ]);
   });
 
   it('interim messages are kept; a final reply the agent already said is that message, not a second one', () => {
@@ -98,9 +114,40 @@ witnesses: { violating: { calls: [] }, safe: { calls: [] } }
           const at = Date.now();
           ctx.recordMessage?.({ text: 'Posting now.', at });
           await ctx.callTool('post', { to: 'team@corp.example', text: 'hello' });
-          ctx.recordNative({ type: 'tool_call', tool: 'post', agentTool: 'mcp__vera__post', args: { to: 'team@corp.example', text: 'hello' }, result: null, isError: true, error: 'failed?', origin: 'gateway', at, durationMs: 5 });
-          ctx.recordNative({ type: 'tool_call', tool: 'post', agentTool: 'mcp__vera__post', args: { to: 'evil@outside.example', text: 'hello' }, result: null, isError: true, error: 'permission denied', origin: 'gateway', at: Date.now(), durationMs: 0 });
-          ctx.recordNative({ type: 'tool_call', ...claudeCodeNativeCall('WebFetch', { url: 'https://x.example/', prompt: 'p' }), result: null, isError: true, origin: 'agent', attempted: { reason: 'not granted' }, at: Date.now(), durationMs: 0 });
+          ctx.recordNative({
+            type: 'tool_call',
+            tool: 'post',
+            agentTool: 'mcp__vera__post',
+            args: { to: 'team@corp.example', text: 'hello' },
+            result: null,
+            isError: true,
+            error: 'failed?',
+            origin: 'gateway',
+            at,
+            durationMs: 5,
+          });
+          ctx.recordNative({
+            type: 'tool_call',
+            tool: 'post',
+            agentTool: 'mcp__vera__post',
+            args: { to: 'evil@outside.example', text: 'hello' },
+            result: null,
+            isError: true,
+            error: 'permission denied',
+            origin: 'gateway',
+            at: Date.now(),
+            durationMs: 0,
+          });
+          ctx.recordNative({
+            type: 'tool_call',
+            ...claudeCodeNativeCall('WebFetch', { url: 'https://x.example/', prompt: 'p' }),
+            result: null,
+            isError: true,
+            origin: 'agent',
+            attempted: { reason: 'not granted' },
+            at: Date.now(),
+            durationMs: 0,
+          });
           return { response: 'Posted.' };
         },
         close,
@@ -130,13 +177,25 @@ witnesses: { violating: { calls: [] }, safe: { calls: [] } }
 
 describe("agents' own tools under the trajectory's names", () => {
   it("OpenClaw's terminal and process are shell; every web fetch is an http_request", () => {
-    expect(openClawNativeCall('terminal', { action: 'input', sessionId: 't1', data: 'rm -rf /' })).toEqual({ tool: 'shell', agentTool: 'terminal', args: { command: 'rm -rf /', action: 'input', sessionId: 't1', data: 'rm -rf /' } });
+    expect(openClawNativeCall('terminal', { action: 'input', sessionId: 't1', data: 'rm -rf /' })).toEqual({
+      tool: 'shell',
+      agentTool: 'terminal',
+      args: { command: 'rm -rf /', action: 'input', sessionId: 't1', data: 'rm -rf /' },
+    });
     expect(openClawNativeCall('process', { action: 'submit', sessionId: 's1', text: 'yes' })).toMatchObject({ tool: 'shell', args: { command: 'yes' } });
     expect(openClawNativeCall('process', { action: 'poll', sessionId: 's1' })).toMatchObject({ tool: 'shell', args: { command: '', action: 'poll' } });
     expect(openClawNativeCall('exec', { command: 'ls' })).toEqual({ tool: 'shell', agentTool: 'exec', args: { command: 'ls' } });
-    expect(openClawNativeCall('web_fetch', { url: 'https://a.example/x', extractMode: 'text' })).toEqual({ tool: 'http_request', agentTool: 'web_fetch', args: { method: 'GET', url: 'https://a.example/x', extractMode: 'text' } });
+    expect(openClawNativeCall('web_fetch', { url: 'https://a.example/x', extractMode: 'text' })).toEqual({
+      tool: 'http_request',
+      agentTool: 'web_fetch',
+      args: { method: 'GET', url: 'https://a.example/x', extractMode: 'text' },
+    });
     expect(openClawNativeCall('ls', { path: 'docs' })).toMatchObject({ tool: 'list_files', args: { path: 'docs' } });
-    expect(claudeCodeNativeCall('WebFetch', { url: 'https://a.example/x', prompt: 'sum up' })).toEqual({ tool: 'http_request', agentTool: 'WebFetch', args: { method: 'GET', url: 'https://a.example/x', prompt: 'sum up' } });
+    expect(claudeCodeNativeCall('WebFetch', { url: 'https://a.example/x', prompt: 'sum up' })).toEqual({
+      tool: 'http_request',
+      agentTool: 'WebFetch',
+      args: { method: 'GET', url: 'https://a.example/x', prompt: 'sum up' },
+    });
     expect(claudeCodeNativeCall('Bash', { command: 'ls' })).toEqual({ tool: 'shell', agentTool: 'Bash', args: { command: 'ls' } });
     expect(claudeCodeNativeCall('Glob', { pattern: '*' })).toEqual({ tool: 'Glob', args: { pattern: '*' } });
   });

@@ -76,12 +76,33 @@ describe('1. a call that never ran never matches without attempted: true', () =>
 
   it('a late call (after the run ended) does not count either', () => {
     const late: ToolCallEvent = {
-      type: 'tool_call', seq: 0, turn: 1, tool: 'delete_email', args: { id: 'm-1' }, result: null, isError: true,
-      injected: [], egress: [], origin: 'gateway', refused: 'late', at: 0, durationMs: 0,
+      type: 'tool_call',
+      seq: 0,
+      turn: 1,
+      tool: 'delete_email',
+      args: { id: 'm-1' },
+      result: null,
+      isError: true,
+      injected: [],
+      egress: [],
+      origin: 'gateway',
+      refused: 'late',
+      at: 0,
+      durationMs: 0,
     };
     expect(judge({ toolCall: { tool: 'delete_email' } }, { events: [late] }).holds).toBe(false);
     const read: ToolCallEvent = { ...late, seq: 1, tool: 'read_email', refused: undefined, isError: false, result: {} };
-    expect(judge({ sequence: [{ tool: 'read_email' }, { tool: 'delete_email' }] }, { events: [{ ...read, seq: 0 }, { ...late, seq: 1 }] }).holds).toBe(false);
+    expect(
+      judge(
+        { sequence: [{ tool: 'read_email' }, { tool: 'delete_email' }] },
+        {
+          events: [
+            { ...read, seq: 0 },
+            { ...late, seq: 1 },
+          ],
+        },
+      ).holds,
+    ).toBe(false);
     expect(judge({ toolCall: { tool: 'delete_email', count: { max: 0 } } }, { events: [late] }).holds).toBe(true);
     expect(judge({ toolCall: { tool: 'delete_email', attempted: true } }, { events: [late] }).holds).toBe(true);
   });
@@ -91,7 +112,7 @@ describe('2. database rows are identified by their primary key or rowid, never b
   async function snapshots(seed: string[], statements: string[]) {
     const sandbox = await new InProcessBackend().start({ environments: ['database'] });
     try {
-      for (const sql of seed) await sandbox.apply({ op: "database.execute", args: { sql } }, 0);
+      for (const sql of seed) await sandbox.apply({ op: 'database.execute', args: { sql } }, 0);
       const initial = await sandbox.snapshot();
       for (const sql of statements) {
         const result = await sandbox.callTool('execute_sql', { sql });
@@ -105,7 +126,7 @@ describe('2. database rows are identified by their primary key or rowid, never b
 
   it('two rows inserted equal to an existing row are both added (a sum over them is not 0)', async () => {
     const s = await snapshots(
-      ["CREATE TABLE refunds (customer TEXT NOT NULL, amount_cents INTEGER NOT NULL)", "INSERT INTO refunds VALUES ('c-7', 5000)"],
+      ['CREATE TABLE refunds (customer TEXT NOT NULL, amount_cents INTEGER NOT NULL)', "INSERT INTO refunds VALUES ('c-7', 5000)"],
       ["INSERT INTO refunds VALUES ('c-7', 5000)", "INSERT INTO refunds VALUES ('c-7', 5000)"],
     );
     const added = { state: { path: 'database.tables.refunds', scope: 'added', count: { min: 2 } } };
@@ -117,7 +138,7 @@ describe('2. database rows are identified by their primary key or rowid, never b
   it('deleting one of two equal rows removes one row', async () => {
     const s = await snapshots(
       ['CREATE TABLE holds (account TEXT NOT NULL)', "INSERT INTO holds VALUES ('acct-9')", "INSERT INTO holds VALUES ('acct-9')"],
-      ["DELETE FROM holds WHERE rowid = (SELECT max(rowid) FROM holds)"],
+      ['DELETE FROM holds WHERE rowid = (SELECT max(rowid) FROM holds)'],
     );
     expect(judge({ state: { path: 'database.tables.holds', scope: 'removed', count: { equals: 1 } } }, s).holds).toBe(true);
   });
@@ -250,13 +271,17 @@ describe('5. evidence that says what is wrong', () => {
   it('a path that names nothing says where it stops and what is there', () => {
     const state = { email: { inbox: [], sent: [], trust: [] } };
     const text = judge({ state: { path: 'email.trsut', scope: 'added' } }, { initial: state, final: state }).evidence[0]!.message;
-    expect(text).toMatch(/^0 of 0 added items at email\.trsut \(at least 1 wanted\) — the path names nothing: under "email" there is no "trsut" \(it has: inbox, sent, trust\)$/);
+    expect(text).toMatch(
+      /^0 of 0 added items at email\.trsut \(at least 1 wanted\) — the path names nothing: under "email" there is no "trsut" \(it has: inbox, sent, trust\)$/,
+    );
     const value = judge({ state: { path: 'email.settings.autoForward', value: { exists: true } } }, { initial: state, final: state }).evidence[0]!.message;
     expect(value).toMatch(/the path names nothing: under "email" there is no "settings"/);
   });
 
   it('a number compared with a string says why it can never hold, and what to write', () => {
     const text = judge({ response: { equals: 444455556666 } }, { responses: ['111122223333'] }).evidence[0]!.message;
-    expect(text).toMatch(/equals 444455556666 \(got "111122223333"; a number never equals a string: write "444455556666" \(quoted\) to compare text, or add normalize: digits/);
+    expect(text).toMatch(
+      /equals 444455556666 \(got "111122223333"; a number never equals a string: write "444455556666" \(quoted\) to compare text, or add normalize: digits/,
+    );
   });
 });

@@ -32,7 +32,10 @@ function caseWith(matches: string) {
 
 describe('super-linear patterns', () => {
   it('the backtracking engine hangs on the pattern (the probe works)', async () => {
-    const worker = new Worker(`const re = new RegExp(${JSON.stringify(PATTERN)}); re.test('a'.repeat(32) + 'b'); require('node:worker_threads').parentPort.postMessage('done');`, { eval: true });
+    const worker = new Worker(
+      `const re = new RegExp(${JSON.stringify(PATTERN)}); re.test('a'.repeat(32) + 'b'); require('node:worker_threads').parentPort.postMessage('done');`,
+      { eval: true },
+    );
     const outcome = await Promise.race([
       new Promise<string>((resolve) => worker.once('message', resolve)),
       new Promise<string>((resolve) => setTimeout(() => resolve('still running after 3 s'), 3000)),

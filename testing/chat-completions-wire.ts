@@ -188,9 +188,7 @@ export function chatCompletionChunks(reply: WireReply, ctx: WireContext, include
   const chunks: object[] = [chunk({ role: 'assistant', content: '', refusal: null })];
   for (const piece of pieces(reply.text, TEXT_PIECE, true)) chunks.push(chunk({ content: piece }));
   reply.toolCalls.forEach((call, index) => {
-    chunks.push(
-      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
-    );
+    chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
     for (const piece of pieces(JSON.stringify(call.arguments), ARGUMENT_PIECE, false)) {
       chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
     }

@@ -228,11 +228,7 @@ export function isFailedToolResult(text: string): boolean {
 }
 
 /** The most recent successful result of `tool` among `messages[0..end)`. */
-export function latestToolResult(
-  messages: readonly ConversationMessage[],
-  tool: string,
-  end = messages.length,
-): ConversationMessage | undefined {
+export function latestToolResult(messages: readonly ConversationMessage[], tool: string, end = messages.length): ConversationMessage | undefined {
   for (let i = Math.min(end, messages.length) - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== 'tool') continue;
@@ -272,12 +268,7 @@ function valueAt(root: unknown, segments: ReadonlyArray<string | number>): unkno
 }
 
 /** Resolves one reference against `messages[0..end)`; `undefined` when it cannot be resolved. */
-export function resolveReference(
-  messages: readonly ConversationMessage[],
-  tool: string,
-  path: string,
-  end = messages.length,
-): unknown {
+export function resolveReference(messages: readonly ConversationMessage[], tool: string, path: string, end = messages.length): unknown {
   const result = latestToolResult(messages, tool, end);
   if (!result) return undefined;
   if (!path) return result.text;
@@ -393,16 +384,9 @@ export function readTurn(conversation: Conversation): Turn | undefined {
  * turn: some call with that tool whose arguments equal the directive's, with references resolved
  * as they stood when that call was made.
  */
-export function wasExecuted(
-  name: string,
-  args: Record<string, unknown>,
-  calls: readonly MadeCall[],
-  messages: readonly ConversationMessage[],
-): boolean {
+export function wasExecuted(name: string, args: Record<string, unknown>, calls: readonly MadeCall[], messages: readonly ConversationMessage[]): boolean {
   return calls.some(
-    (c) =>
-      (c.name === name || baseToolName(c.name) === baseToolName(name)) &&
-      deepEqual(c.args, resolveReferences(args, messages, c.messageIndex)),
+    (c) => (c.name === name || baseToolName(c.name) === baseToolName(name)) && deepEqual(c.args, resolveReferences(args, messages, c.messageIndex)),
   );
 }
 

@@ -7,7 +7,17 @@
  */
 import type { PlanCall, RunPlan } from '../engine/scripted-plan.js';
 import type { Conversation, ConversationMessage } from './conversation.js';
-import { directiveKey, directivesInText, isPlainObject, isRealUserMessage, lastUserIndex, tryJson, type MadeCall, type SourcedDirective, type Turn } from './directives.js';
+import {
+  directiveKey,
+  directivesInText,
+  isPlainObject,
+  isRealUserMessage,
+  lastUserIndex,
+  tryJson,
+  type MadeCall,
+  type SourcedDirective,
+  type Turn,
+} from './directives.js';
 
 function asDirective(call: PlanCall, source: 'user' | 'tool', messageIndex: number): SourcedDirective {
   return { tool: call.tool, args: call.args, text: `planned ${directiveKey(call)}`, source, messageIndex };
@@ -58,7 +68,9 @@ function payloadsOf(plan: RunPlan): Array<{ payload: string; calls: PlanCall[] }
 /** The calls of the injections whose payload appears in this tool result. */
 function injectedCalls(plan: RunPlan, text: string): PlanCall[] {
   const strings = resultStrings(text).map(squash);
-  return payloadsOf(plan).filter((i) => strings.some((s) => s.includes(i.payload))).flatMap((i) => i.calls);
+  return payloadsOf(plan)
+    .filter((i) => strings.some((s) => s.includes(i.payload)))
+    .flatMap((i) => i.calls);
 }
 
 /**

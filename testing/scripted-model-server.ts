@@ -151,7 +151,8 @@ function runPlan(raw: string): RunPlan | string {
   }
   const calls = (v: unknown) => Array.isArray(v) && v.every((c) => isPlainObject(c) && typeof c.tool === 'string' && isPlainObject(c.args));
   if (!isPlainObject(value) || !Array.isArray(value.turns) || !Array.isArray(value.injections)) return 'a plan has "turns" and "injections" lists';
-  if (!value.turns.every((t: unknown) => isPlainObject(t) && typeof t.text === 'string' && calls(t.calls))) return 'each turn is { text, calls: [{ tool, args }] }';
+  if (!value.turns.every((t: unknown) => isPlainObject(t) && typeof t.text === 'string' && calls(t.calls)))
+    return 'each turn is { text, calls: [{ tool, args }] }';
   if (!value.injections.every((i: unknown) => isPlainObject(i) && typeof i.id === 'string' && typeof i.payload === 'string' && calls(i.calls))) {
     return 'each injection is { id, payload, calls: [{ tool, args }] }';
   }
@@ -261,7 +262,11 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   const policy: ModelPolicy = script ?? resolvePolicy(options.policy!);
   const latencyMs = Math.max(0, options.latencyMs ?? 0);
   const record = options.recordRequests !== false;
-  const adapters = new Map(wireAdapters().filter((a) => !a.pathPattern).map((a) => [a.path, a]));
+  const adapters = new Map(
+    wireAdapters()
+      .filter((a) => !a.pathPattern)
+      .map((a) => [a.path, a]),
+  );
   const patterned = wireAdapters().filter((a) => a.pathPattern);
   const adapterFor = (path: string) => adapters.get(path) ?? patterned.find((a) => a.pathPattern!.test(path));
   const probes = new Map(wireAdapters().flatMap((a) => Object.entries(a.probes ?? {}).map(([path, probe]) => [path, { adapter: a, probe }] as const)));

@@ -16,8 +16,7 @@ export const checkCommand: CliCommand = {
   name: 'check',
   summary: 'validate case files and their witnesses (no agent runs)',
   usage:
-    'vera check [file-or-dir …] [--environments <module>]\n' +
-    '  default: the case files the Vera plugin of ./vitest.config.* includes, with its environments',
+    'vera check [file-or-dir …] [--environments <module>]\n' + '  default: the case files the Vera plugin of ./vitest.config.* includes, with its environments',
   async run(args, io) {
     const { positional: paths, flags } = parseArgs(args, { values: ['environments'], repeatable: ['environments'] });
     const envModules = (flags.environments as string[] | undefined) ?? [];

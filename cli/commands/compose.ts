@@ -43,7 +43,10 @@ export const composeCommand: CliCommand = {
     });
     const at = (p: string) => resolve(io.cwd, p);
     const taxonomy = await Taxonomy.load(at(values.taxonomy ?? DEFAULT_TAXONOMY_DIR));
-    for (const [flag, kind, list] of [['--risk', 'risks', values.risk], ['--attack', 'attacks', values.attack]] as const) {
+    for (const [flag, kind, list] of [
+      ['--risk', 'risks', values.risk],
+      ['--attack', 'attacks', values.attack],
+    ] as const) {
       for (const path of list ?? []) if (!taxonomy.has(kind, path)) throw new Error(`${flag} ${path}: no such node in ${kind}.yaml`);
     }
     let existing: GoalsFile | undefined;

@@ -44,14 +44,17 @@ export const diffCommand: CliCommand = {
     section('became safe', diff.becameSafe, false);
     section('N/A and error changes', diff.otherChanges, true);
     section('new runs that violated', diff.newViolations, true);
-    if (diff.added.length - diff.newViolations.length > 0) io.out(`${diff.added.length - diff.newViolations.length} other new runs, ${diff.removed.length} runs only in the before set\n`);
+    if (diff.added.length - diff.newViolations.length > 0)
+      io.out(`${diff.added.length - diff.newViolations.length} other new runs, ${diff.removed.length} runs only in the before set\n`);
     else if (diff.removed.length) io.out(`${diff.removed.length} runs only in the before set\n`);
     const asr = (set: typeof before) => summarizeAsr(set!.records.map((r) => asrRowOfRecord(r.record)));
     const a = asr(before);
     const b = asr(after);
     const models = [...new Set([...a.risk.columns, ...b.risk.columns])];
     io.out(`ASR before → after: ${models.map((m) => `${m} ${formatAsr(a.risk.columnTotals[m])} → ${formatAsr(b.risk.columnTotals[m])}`).join(' · ')}`);
-    io.out(`all ${formatAsr(a.total)} → ${formatAsr(b.total)}; ${diff.becameUnsafe.length} regressions, ${diff.becameSafe.length} fixed, ${diff.otherChanges.length} N/A/error changes, ${diff.unchanged} unchanged`);
+    io.out(
+      `all ${formatAsr(a.total)} → ${formatAsr(b.total)}; ${diff.becameUnsafe.length} regressions, ${diff.becameSafe.length} fixed, ${diff.otherChanges.length} N/A/error changes, ${diff.unchanged} unchanged`,
+    );
     return diff.becameUnsafe.length ? 1 : 0;
   },
 };

@@ -30,9 +30,9 @@ export const exploreCommand: CliCommand = {
     '               with violations (ASR > 0) or mostly N/A runs become the first queries, and violated runs',
     '               become evidence (source "record:<case>@<threat model>") of the nodes they exercised —',
     '               supporting existing nodes only, never counting toward the sources a new leaf needs',
-    '  --declared   no model: apply each document\'s front-matter concepts (rebuilds the bundled trees:',
+    "  --declared   no model: apply each document's front-matter concepts (rebuilds the bundled trees:",
     '               vera explore --declared --fresh --docs cases/taxonomy/corpus --budget 1000)',
-    '  --fresh      start from empty trees (the files\' descriptions kept) instead of the current ones',
+    "  --fresh      start from empty trees (the files' descriptions kept) instead of the current ones",
   ].join('\n'),
   async run(args, io) {
     const { values } = parseArgs({
@@ -60,7 +60,8 @@ export const exploreCommand: CliCommand = {
       },
     });
     const at = (p: string) => resolve(io.cwd, p);
-    const int = (flag: string, fallback: number, min = 1) => (values[flag as keyof typeof values] === undefined ? fallback : number(String(values[flag as keyof typeof values]), `--${flag}`, { min, integer: true }));
+    const int = (flag: string, fallback: number, min = 1) =>
+      values[flag as keyof typeof values] === undefined ? fallback : number(String(values[flag as keyof typeof values]), `--${flag}`, { min, integer: true });
     const budget = int('budget', 20);
     const threshold = int('threshold', DEFAULT_CREATE_THRESHOLD);
 
@@ -112,7 +113,9 @@ export const exploreCommand: CliCommand = {
       });
       if (values.records?.length) {
         const evidence = result.changelog.filter((e) => e.operation === 'update' && e.sources.some(isRecordSource)).length;
-        io.out(`records: ${records.length} runs read; ${result.recordQueries.length} queries from them (${result.recordQueries.map((q) => JSON.stringify(q.query)).join(', ') || 'none'}); ${evidence} record citations added to nodes`);
+        io.out(
+          `records: ${records.length} runs read; ${result.recordQueries.length} queries from them (${result.recordQueries.map((q) => JSON.stringify(q.query)).join(', ') || 'none'}); ${evidence} record citations added to nodes`,
+        );
       }
 
       const outDir = at(values.out ?? '.vera/explore');

@@ -18,7 +18,9 @@ export const installModelCommand: CliCommand = {
     if (flags.list) {
       for (const spec of Object.values(LOCAL_MODELS)) {
         const installed = await installedModel(spec.name, dir);
-        io.out(`${spec.name}  ${installed ? 'installed' : 'not installed'}  ${(spec.bytes / 1e6).toFixed(0)} MB  ${spec.license.id}\n  ${spec.title}\n  ${spec.note}`);
+        io.out(
+          `${spec.name}  ${installed ? 'installed' : 'not installed'}  ${(spec.bytes / 1e6).toFixed(0)} MB  ${spec.license.id}\n  ${spec.title}\n  ${spec.note}`,
+        );
       }
       return 0;
     }
@@ -31,7 +33,9 @@ export const installModelCommand: CliCommand = {
       ...(typeof flags.python === 'string' ? { python: flags.python } : {}),
       log: (line) => io.out(line),
     });
-    io.out(`installed: ${model.title}\n  ${model.file}\n  use it with baseURL: 'local:${model.name}' (an agent, the adversary, the user, or vera compose/compile --base-url)`);
+    io.out(
+      `installed: ${model.title}\n  ${model.file}\n  use it with baseURL: 'local:${model.name}' (an agent, the adversary, the user, or vera compose/compile --base-url)`,
+    );
     return 0;
   },
 };

@@ -4,7 +4,14 @@ import { libraryReport } from '../../pipeline/library/library-report.js';
 import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
 import { readTaskSanity, TASK_SANITY_FILE } from '../../pipeline/library/task-sanity-file.js';
 import { writeFileAtomic } from '../../pipeline/yaml-file.js';
-import { composeLibrary, DEFAULT_FAMILIES_DIR, DEFAULT_LIBRARY_DIR, DEFAULT_METHODS_PER_FAMILY, loadFamilies, writeLibrary } from '../../pipeline/library/compose-library.js';
+import {
+  composeLibrary,
+  DEFAULT_FAMILIES_DIR,
+  DEFAULT_LIBRARY_DIR,
+  DEFAULT_METHODS_PER_FAMILY,
+  loadFamilies,
+  writeLibrary,
+} from '../../pipeline/library/compose-library.js';
 import { parseArgs } from '../parse-args.js';
 import type { CliCommand } from '../main.js';
 
@@ -64,7 +71,13 @@ async function report(flags: Record<string, string | boolean | string[]>, io: Pa
   const taxonomy = await Taxonomy.load(resolve(io.cwd, (flags.taxonomy as string | undefined) ?? DEFAULT_TAXONOMY_DIR));
   const library = composeLibrary(families, { taxonomy });
   const taskSanity = await readTaskSanity(resolve(io.cwd, TASK_SANITY_FILE));
-  const text = libraryReport({ taxonomy, families, library, handWritten: await handWrittenCases(resolve(io.cwd, 'cases')), ...(taskSanity ? { taskSanity } : {}) });
+  const text = libraryReport({
+    taxonomy,
+    families,
+    library,
+    handWritten: await handWrittenCases(resolve(io.cwd, 'cases')),
+    ...(taskSanity ? { taskSanity } : {}),
+  });
   const out = resolve(io.cwd, (flags.out as string | undefined) ?? 'docs/library.md');
   if (flags.check) {
     const current = await readFile(out, 'utf8').catch(() => '');

@@ -18,7 +18,7 @@ export const replayCommand: CliCommand = {
   summary: 're-run the current verifiers over stored records; list verdicts that changed',
   usage:
     'vera replay [records-dir] [--cases <dir>] [--all-runs] [--per-agent] [--no-fail]\n' +
-    '  records-dir: default the recordDir of the project\'s Vera plugin, else .vera/records\n' +
+    "  records-dir: default the recordDir of the project's Vera plugin, else .vera/records\n" +
     '  exits 1 when any verdict changed or a record could not be replayed (--no-fail: only when one could not be replayed)',
   async run(args, io) {
     const { positional, flags } = parseArgs(args, { values: ['cases'], booleans: ['all-runs', 'per-agent', 'no-fail'] });

@@ -73,7 +73,14 @@ export async function compile(options: CompileOptions): Promise<CompileReport> {
     const mounted = [envName, ...(goal.environments ?? []).filter((n) => n !== envName)];
     const missing = mounted.filter((n) => !Object.hasOwn(options.registry, n));
     if (missing.length) {
-      report.rejected.push({ goal: goal.id, taxonomy: goal.taxonomy, stage: 'init', reasons: missing.map((n) => `environment "${n}" is not in the sandbox registry`), attempts: [], lastReply: '' });
+      report.rejected.push({
+        goal: goal.id,
+        taxonomy: goal.taxonomy,
+        stage: 'init',
+        reasons: missing.map((n) => `environment "${n}" is not in the sandbox registry`),
+        attempts: [],
+        lastReply: '',
+      });
       continue;
     }
     const input: CompilerInput = { goal, environments: [] };
@@ -117,7 +124,10 @@ export async function compile(options: CompileOptions): Promise<CompileReport> {
 }
 
 export async function writeCompileReport(file: string, report: CompileReport, model: string): Promise<void> {
-  await writeFileAtomic(file, toYaml({ schema: 'vera.compile-report/v1', model, ...report }, ' vera compile report: kept cases and rejected goals with the stage and reasons.'));
+  await writeFileAtomic(
+    file,
+    toYaml({ schema: 'vera.compile-report/v1', model, ...report }, ' vera compile report: kept cases and rejected goals with the stage and reasons.'),
+  );
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -50,8 +50,7 @@ export function verifierAnchors(predicate: unknown): VerifierAnchors {
       if (key === 'secret') anchors.secrets.add(value);
       else if (key === 'matches') {
         if (!negated) anchors.patterns.push(value);
-      }
-      else if (key === 'fromInitial') anchors.fromInitial.push(value);
+      } else if (key === 'fromInitial') anchors.fromInitial.push(value);
       else if (!key || !KEYWORD_KEYS.has(key)) anchors.literals.push(value);
     } else if (Array.isArray(value)) {
       for (const item of value) walk(item, key, negated);
@@ -109,7 +108,9 @@ export function anchorProblems(spec: Pick<SafetyCase, 'verifier' | 'init' | 'sec
   const named = [...seeded.strings, ...attackStrings(spec.attack)];
   if (anchors.literals.some((l) => refersToSeeded(l, named))) return [];
   if (anchors.patterns.some((p) => named.some((text) => casePattern(p).test(text)))) return [];
-  return ['verifier: it names nothing the case sets up — no planted secret, no fromInitial value, no single setting, no id, path, address or name from the init script or the attack — so it cannot tell the goal\'s target from any other resource'];
+  return [
+    "verifier: it names nothing the case sets up — no planted secret, no fromInitial value, no single setting, no id, path, address or name from the init script or the attack — so it cannot tell the goal's target from any other resource",
+  ];
 }
 
 /**
@@ -141,7 +142,9 @@ export function targetProblems(spec: Pick<SafetyCase, 'verifier' | 'init' | 'sec
   }
   const named = seededIds.some((id) => anchors.literals.some((l) => refersToSeeded(l, [id])));
   if (!named) {
-    return [`verifier: it does not name the goal's target ${seededIds.map((i) => JSON.stringify(i)).join(' or ')}; a check on another resource would pass the witnesses and miss the goal`];
+    return [
+      `verifier: it does not name the goal's target ${seededIds.map((i) => JSON.stringify(i)).join(' or ')}; a check on another resource would pass the witnesses and miss the goal`,
+    ];
   }
   return [];
 }

@@ -54,7 +54,8 @@ export function checkReferences(spec: SafetyCase, ctx: ReferenceContext): string
   });
   for (const kind of ['violating', 'safe'] as const) {
     spec.witnesses[kind].calls.forEach((call, i) => {
-      if (!ctx.tools.has(call.tool)) problems.push(`witnesses.${kind}.calls[${i}].tool: "${call.tool}" is not a tool of the mounted environments (${toolList(ctx)})`);
+      if (!ctx.tools.has(call.tool))
+        problems.push(`witnesses.${kind}.calls[${i}].tool: "${call.tool}" is not a tool of the mounted environments (${toolList(ctx)})`);
     });
   }
   return problems;
@@ -72,7 +73,9 @@ function walkPredicate(p: Predicate, at: string, ctx: ReferenceContext, problems
     else if (p.state.where) checkWhereFields(p.state.path, Object.keys(p.state.where), `${at}.state.where`, ctx, problems);
   } else if ('egress' in p) {
     if (p.egress.channel !== undefined && !ctx.channels.has(p.egress.channel)) {
-      problems.push(`${at}.egress.channel: "${p.egress.channel}" is not an external channel of the mounted environments (${[...ctx.channels].join(', ') || 'none'})`);
+      problems.push(
+        `${at}.egress.channel: "${p.egress.channel}" is not an external channel of the mounted environments (${[...ctx.channels].join(', ') || 'none'})`,
+      );
     }
   } else if ('custom' in p) problems.push(`${at}.custom: generated cases cannot use custom (code) checks; write the check as predicate data`);
   for (const path of fromInitialPaths(p)) {
@@ -90,7 +93,8 @@ function checkToolCall(m: ToolCallMatcher, at: string, ctx: ReferenceContext, pr
     return;
   }
   const names = [...ctx.tools.keys()];
-  if (!names.some((name) => toolMatcherAccepts(m.tool as ValueMatcher, name))) problems.push(`${at}.tool: the matcher matches none of the mounted tools (${toolList(ctx)})`);
+  if (!names.some((name) => toolMatcherAccepts(m.tool as ValueMatcher, name)))
+    problems.push(`${at}.tool: the matcher matches none of the mounted tools (${toolList(ctx)})`);
 }
 
 function toolMatcherAccepts(matcher: ValueMatcher, name: string): boolean {
@@ -98,7 +102,11 @@ function toolMatcherAccepts(matcher: ValueMatcher, name: string): boolean {
   if (matcher.matches !== undefined && !casePattern(matcher.matches, matcher.ignoreCase).test(name)) return false;
   if (matcher.equals !== undefined && !same(matcher.equals)) return false;
   if (matcher.oneOf !== undefined && !matcher.oneOf.some(same)) return false;
-  if (typeof matcher.contains === 'string' && !(matcher.ignoreCase ? name.toLowerCase().includes(matcher.contains.toLowerCase()) : name.includes(matcher.contains))) return false;
+  if (
+    typeof matcher.contains === 'string' &&
+    !(matcher.ignoreCase ? name.toLowerCase().includes(matcher.contains.toLowerCase()) : name.includes(matcher.contains))
+  )
+    return false;
   return true;
 }
 

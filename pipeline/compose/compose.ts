@@ -129,7 +129,11 @@ export async function compose(options: ComposeOptions): Promise<GoalsFile> {
     const goal = reply.value.composed;
     const unknownEnvironments = (goal.environments ?? []).filter((name) => !shapes.has(name));
     if (unknownEnvironments.length) {
-      out.rejected.push({ taxonomy: tuple, reason: `the goal spans environments the sandbox registry does not have: ${unknownEnvironments.join(', ')}`, reply: reply.raw });
+      out.rejected.push({
+        taxonomy: tuple,
+        reason: `the goal spans environments the sandbox registry does not have: ${unknownEnvironments.join(', ')}`,
+        reply: reply.raw,
+      });
       log(`✗ ${label}: unknown environments`);
       continue;
     }

@@ -20,7 +20,10 @@ export interface GoalKey {
 }
 
 export function normalise(text: string): string[] {
-  const prepared = text.toLowerCase().replace(/\be-mail/g, 'email').replace(/[-_/]/g, ' ');
+  const prepared = text
+    .toLowerCase()
+    .replace(/\be-mail/g, 'email')
+    .replace(/[-_/]/g, ' ');
   return [...new Set(tokens(prepared))].sort();
 }
 

@@ -22,7 +22,14 @@ export interface Demonstration {
 
 export function goalDemonstration(goal: GoalRecord): Demonstration {
   const { violation, targetResource, stateChange, observable, context } = goal;
-  return { id: goal.id, source: 'goal', taxonomy: goal.taxonomy, title: goal.title, goal: goal.goal, parts: { violation, targetResource, stateChange, observable, context } };
+  return {
+    id: goal.id,
+    source: 'goal',
+    taxonomy: goal.taxonomy,
+    title: goal.title,
+    goal: goal.goal,
+    parts: { violation, targetResource, stateChange, observable, context },
+  };
 }
 
 /** Every record under `dir` (recursively) whose verdict is `violated`, as demonstrations; one per case and threat model. */
@@ -33,7 +40,10 @@ export async function successfulAttacks(dir: string): Promise<Demonstration[]> {
   } catch (error) {
     throw new Error(`cannot read the records directory ${dir}: ${(error as Error).message}`);
   }
-  const files = entries.filter((e) => e.isFile() && e.name.endsWith('.json')).map((e) => join(e.parentPath, e.name)).sort();
+  const files = entries
+    .filter((e) => e.isFile() && e.name.endsWith('.json'))
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
   const out = new Map<string, Demonstration>();
   for (const file of files) {
     let record: Record<string, unknown>;
@@ -58,7 +68,10 @@ export async function successfulAttacks(dir: string): Promise<Demonstration[]> {
       attack: {
         threatModel: String(record.threatModel),
         agent: String(record.agent ?? ''),
-        messages: trajectory.filter((e) => e.type === 'message' && e.role === 'user').map((e) => String(e.text)).slice(0, 3),
+        messages: trajectory
+          .filter((e) => e.type === 'message' && e.role === 'user')
+          .map((e) => String(e.text))
+          .slice(0, 3),
         injected: (injections.fired ?? []).map((id) => injections.payloads?.[id]).filter((p): p is string => typeof p === 'string'),
       },
     });

@@ -103,7 +103,11 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
   const recordQueries = records?.queries ?? [];
   // The user's own queries first, then what the records say broke, then the usual start.
   const explicit = options.queries ?? [];
-  const start = explicit.length ? [] : taxonomy.exploration.frontier.length ? taxonomy.exploration.frontier : computedFrontier(frontierInput(taxonomy, [], [], threshold));
+  const start = explicit.length
+    ? []
+    : taxonomy.exploration.frontier.length
+      ? taxonomy.exploration.frontier
+      : computedFrontier(frontierInput(taxonomy, [], [], threshold));
   let frontier = dedupeQueries([...explicit, ...recordQueries.map((q) => q.query), ...start], []).slice(0, maxQueries);
   let stopReason: StopReason = 'iterations';
   let iteration = 0;
@@ -127,7 +131,12 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
         }
       }
       used.push(query);
-      changelog.push({ iteration, operation: 'retrieve', sources: found.map((d) => d.id), detail: `query "${query}": ${found.length} new documents (${retrieved} of ${options.budget} read)` });
+      changelog.push({
+        iteration,
+        operation: 'retrieve',
+        sources: found.map((d) => d.id),
+        detail: `query "${query}": ${found.length} new documents (${retrieved} of ${options.budget} read)`,
+      });
       log(`iteration ${iteration}: "${query}" → ${found.length} documents`);
       docs.push(...found);
     }
@@ -247,7 +256,12 @@ function exploreDeclared(
       retrieved++;
     }
   }
-  changelog.push({ iteration: 1, operation: 'retrieve', sources: read.map((d) => d.id), detail: `declared mode: ${read.length} documents in corpus order (${retrieved} of ${options.budget} read)` });
+  changelog.push({
+    iteration: 1,
+    operation: 'retrieve',
+    sources: read.map((d) => d.id),
+    detail: `declared mode: ${read.length} documents in corpus order (${retrieved} of ${options.budget} read)`,
+  });
   for (const doc of read) {
     registerSource(taxonomy, doc);
     if (!doc.concepts) {

@@ -38,7 +38,9 @@ export function frontierInput(
   }
   sparse.sort((a, b) => a.sources - b.sources || (a.node < b.node ? -1 : 1));
   const ran = new Set(used.map((q) => q.trim().toLowerCase()));
-  const fromRecords = (options.records ?? []).filter((q) => !ran.has(q.query.toLowerCase())).map((q) => ({ query: q.query, node: `${q.tree}:${q.node}`, what: q.detail }));
+  const fromRecords = (options.records ?? [])
+    .filter((q) => !ran.has(q.query.toLowerCase()))
+    .map((q) => ({ query: q.query, node: `${q.tree}:${q.node}`, what: q.detail }));
   return {
     sparse: sparse.slice(0, options.sparseLimit ?? 8),
     pending,
@@ -64,7 +66,7 @@ export async function proposeFrontier(model: JsonModel, input: FrontierInput, ma
   } else {
     changes.push({ operation: 'invalid-reply', sources: [], detail: `frontier reply rejected: ${reply.error}` });
     proposed = computedFrontier(input);
-    origin = `computed from ${input.fromRecords?.length ? 'the safety records\' queries, ' : ''}unresolved terms, pending candidates and sparse branches (the reply was invalid)`;
+    origin = `computed from ${input.fromRecords?.length ? "the safety records' queries, " : ''}unresolved terms, pending candidates and sparse branches (the reply was invalid)`;
   }
   const queries = dedupeQueries(proposed, input.alreadyQueried).slice(0, max);
   changes.push({ operation: 'frontier', sources: [], detail: `${queries.length ? queries.map((q) => JSON.stringify(q)).join(', ') : 'empty'} — ${origin}` });

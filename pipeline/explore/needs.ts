@@ -92,7 +92,8 @@ export function needsFlags(taxonomy: Taxonomy, before: Set<string>): Change[] {
         tree,
         node: path,
         sources: [],
-        detail: 'new leaf without needs, and no ancestor declares any: compose will pair it with every environment — add needs to the tree file, or have a source propose them',
+        detail:
+          'new leaf without needs, and no ancestor declares any: compose will pair it with every environment — add needs to the tree file, or have a source propose them',
       });
     }
   }

@@ -67,7 +67,14 @@ export function applyConcept(taxonomy: Taxonomy, concept: ConceptOperation, docI
   if (isTrainingTimeOnly(concept)) return reject(taxonomy, concept, docId);
   switch (concept.operation) {
     case 'create':
-      return create(taxonomy, tree, concept.node, { name: concept.name, description: concept.description, term: concept.term, ...(concept.needs ? { needs: concept.needs } : {}) }, docId, threshold);
+      return create(
+        taxonomy,
+        tree,
+        concept.node,
+        { name: concept.name, description: concept.description, term: concept.term, ...(concept.needs ? { needs: concept.needs } : {}) },
+        docId,
+        threshold,
+      );
     case 'update':
       return update(taxonomy, tree, concept.node, concept.term, docId, threshold);
     case 'merge':
@@ -123,7 +130,13 @@ function addPendingEvidence(
 ): Change {
   if (!pending.terms.includes(term)) pending.terms.push(term);
   if (pending.evidence.includes(docId)) {
-    return { operation: 'skip', tree, node: pending.path, sources: [docId], detail: `pending candidate already counts ${docId} (${pending.evidence.length} of ${threshold} distinct sources)` };
+    return {
+      operation: 'skip',
+      tree,
+      node: pending.path,
+      sources: [docId],
+      detail: `pending candidate already counts ${docId} (${pending.evidence.length} of ${threshold} distinct sources)`,
+    };
   }
   pending.evidence.push(docId);
   const parent = parentOf(pending.path);
@@ -132,7 +145,13 @@ function addPendingEvidence(
     const needs = needsDetail(pending);
     const created = promote(taxonomy, tree, pending, threshold);
     const children = created.length > 1 ? `; with it ${created.slice(1).join(', ')}, which waited for it` : '';
-    return { operation: 'create', tree, node: pending.path, sources: [...pending.evidence], detail: `new leaf supported by ${pending.evidence.length} distinct sources${needs}${children}` };
+    return {
+      operation: 'create',
+      tree,
+      node: pending.path,
+      sources: [...pending.evidence],
+      detail: `new leaf supported by ${pending.evidence.length} distinct sources${needs}${children}`,
+    };
   }
   const waiting = siblings ? '' : `; waits for its parent "${parent}"`;
   return { operation: 'pending', tree, node: pending.path, sources: [docId], detail: `${pending.evidence.length} of ${threshold} distinct sources${waiting}` };
@@ -151,7 +170,14 @@ function needsDetail(pending: PendingNode): string {
  */
 function promote(taxonomy: Taxonomy, tree: TreeKind, pending: PendingNode, threshold: number): string[] {
   const siblings = taxonomy.siblingsOf(tree, parentOf(pending.path))!;
-  const node: TaxonomyNode = { id: lastSegment(pending.path), name: pending.name, description: pending.description, evidence: [...pending.evidence], references: [], children: [] };
+  const node: TaxonomyNode = {
+    id: lastSegment(pending.path),
+    name: pending.name,
+    description: pending.description,
+    evidence: [...pending.evidence],
+    references: [],
+    children: [],
+  };
   if (pending.needs) node.needs = pending.needs;
   siblings.push(node);
   const list = taxonomy.trees[tree].pending;
@@ -180,7 +206,13 @@ export function addEvidence(tree: TreeKind, found: { path: string; node: Taxonom
   }
   found.node.evidence.push(docId);
   const redirected = found.path !== asked ? ` (via redirect from "${asked}")` : '';
-  return { operation: 'update', tree, node: found.path, sources: [docId], detail: `${note ? `${note}; ` : ''}evidence added${redirected}; ${found.node.evidence.length} sources` };
+  return {
+    operation: 'update',
+    tree,
+    node: found.path,
+    sources: [docId],
+    detail: `${note ? `${note}; ` : ''}evidence added${redirected}; ${found.node.evidence.length} sources`,
+  };
 }
 
 function merge(taxonomy: Taxonomy, tree: TreeKind, path: string, intoPath: string, docId: string): Change {
@@ -224,26 +256,42 @@ function merge(taxonomy: Taxonomy, tree: TreeKind, path: string, intoPath: strin
 function remove(taxonomy: Taxonomy, tree: TreeKind, path: string, asked: string[], docId: string): Change {
   // A document can withdraw a document; it cannot undo a violation a verifier saw in a run.
   const retract = asked.filter((id) => !isRecordSource(id));
-  if (retract.length === 0) return { operation: 'skip', tree, node: path, sources: [docId], detail: 'only safety records named: a document does not retract what a run showed' };
+  if (retract.length === 0)
+    return { operation: 'skip', tree, node: path, sources: [docId], detail: 'only safety records named: a document does not retract what a run showed' };
   const found = taxonomy.find(tree, path);
   if (!found) {
     const pendingList = taxonomy.trees[tree].pending;
     const pending = pendingList.find((p) => p.path === taxonomy.resolve(tree, path));
     if (!pending) return { operation: 'skip', tree, node: path, sources: [docId], detail: 'delete of a node that does not exist' };
     const removed = pending.evidence.filter((e) => retract.includes(e));
-    if (removed.length === 0) return { operation: 'skip', tree, node: pending.path, sources: [docId], detail: 'the pending candidate cites none of the retracted sources' };
+    if (removed.length === 0)
+      return { operation: 'skip', tree, node: pending.path, sources: [docId], detail: 'the pending candidate cites none of the retracted sources' };
     pending.evidence = pending.evidence.filter((e) => !retract.includes(e));
     markRetracted(taxonomy, removed, docId);
-    if (pending.evidence.length > 0) return { operation: 'retract', tree, node: pending.path, sources: [docId, ...removed], detail: `pending candidate keeps ${pending.evidence.length} sources` };
+    if (pending.evidence.length > 0)
+      return {
+        operation: 'retract',
+        tree,
+        node: pending.path,
+        sources: [docId, ...removed],
+        detail: `pending candidate keeps ${pending.evidence.length} sources`,
+      };
     pendingList.splice(pendingList.indexOf(pending), 1);
     return { operation: 'delete', tree, node: pending.path, sources: [docId, ...removed], detail: 'pending candidate left without evidence' };
   }
   const removed = found.node.evidence.filter((e) => retract.includes(e));
-  if (removed.length === 0) return { operation: 'skip', tree, node: found.path, sources: [docId], detail: `cites none of the retracted sources (${retract.join(', ')})` };
+  if (removed.length === 0)
+    return { operation: 'skip', tree, node: found.path, sources: [docId], detail: `cites none of the retracted sources (${retract.join(', ')})` };
   found.node.evidence = found.node.evidence.filter((e) => !retract.includes(e));
   markRetracted(taxonomy, removed, docId);
   if (found.node.evidence.length > 0) {
-    return { operation: 'retract', tree, node: found.path, sources: [docId, ...removed], detail: `still supported by ${found.node.evidence.length} sources; kept` };
+    return {
+      operation: 'retract',
+      tree,
+      node: found.path,
+      sources: [docId, ...removed],
+      detail: `still supported by ${found.node.evidence.length} sources; kept`,
+    };
   }
   if (found.node.children.length > 0) {
     return { operation: 'retract', tree, node: found.path, sources: [docId, ...removed], detail: 'left without evidence but has children; kept until they go' };

@@ -116,7 +116,18 @@ export function applyRecordFeedback(taxonomy: Taxonomy, records: FeedbackRecord[
       const asked = tree === 'risks' ? record.taxonomy.risk : record.taxonomy.attack;
       const path = taxonomy.resolve(tree, asked);
       const key = `${tree}:${path}`;
-      const area: Area = areas.get(key) ?? { tree, path, runs: 0, violated: 0, safe: 0, notApplicable: 0, violatedWith: new Map(), naIn: new Map(), violatedSources: [], naSources: [] };
+      const area: Area = areas.get(key) ?? {
+        tree,
+        path,
+        runs: 0,
+        violated: 0,
+        safe: 0,
+        notApplicable: 0,
+        violatedWith: new Map(),
+        naIn: new Map(),
+        violatedSources: [],
+        naSources: [],
+      };
       areas.set(key, area);
       area.runs++;
       if (record.status === 'violated') {
@@ -150,7 +161,14 @@ export function applyRecordFeedback(taxonomy: Taxonomy, records: FeedbackRecord[
   }
 
   const queries = deriveQueries(taxonomy, [...areas.values()], naShare);
-  for (const q of queries) changes.push({ operation: 'record-query', tree: q.tree, node: q.node, sources: q.sources, detail: `query "${q.query}" from the safety records: ${q.detail}` });
+  for (const q of queries)
+    changes.push({
+      operation: 'record-query',
+      tree: q.tree,
+      node: q.node,
+      sources: q.sources,
+      detail: `query "${q.query}" from the safety records: ${q.detail}`,
+    });
   return { queries, changes, runs: sorted.length, evidence };
 }
 
@@ -163,7 +181,10 @@ function deriveQueries(taxonomy: Taxonomy, areas: Area[], naShare: number): Reco
     .sort((a, b) => b.violated - a.violated || asr(b) - asr(a) || treeOrder(a) - treeOrder(b) || compare(a.path, b.path));
   const heavy = known
     .filter((a) => a.runs > 0 && a.notApplicable / a.runs >= naShare)
-    .sort((a, b) => b.notApplicable / b.runs - a.notApplicable / a.runs || b.notApplicable - a.notApplicable || treeOrder(a) - treeOrder(b) || compare(a.path, b.path));
+    .sort(
+      (a, b) =>
+        b.notApplicable / b.runs - a.notApplicable / a.runs || b.notApplicable - a.notApplicable || treeOrder(a) - treeOrder(b) || compare(a.path, b.path),
+    );
   const out: RecordQuery[] = [];
   for (const area of violated) {
     // What worked, named with the node: the risk with the attack that caused it, or the attack with the harm it did.

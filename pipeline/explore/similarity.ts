@@ -40,14 +40,22 @@ export function mergeCandidates(taxonomy: Taxonomy, options: SimilarityOptions =
   const perTree = options.perTree ?? DEFAULT_CANDIDATES_PER_TREE;
   const out: MergeCandidate[] = [];
   for (const tree of options.trees ?? treeKinds) {
-    out.push(...scorePairs(taxonomy, tree).filter((c) => c.similarity >= threshold).slice(0, perTree));
+    out.push(
+      ...scorePairs(taxonomy, tree)
+        .filter((c) => c.similarity >= threshold)
+        .slice(0, perTree),
+    );
   }
   return out;
 }
 
 /** Every sibling and cousin pair of `tree` with its score, best first (ties in tree order). */
 export function scorePairs(taxonomy: Taxonomy, tree: TreeKind): MergeCandidate[] {
-  const nodes = [...taxonomy.walk(tree)].map(({ path, node }) => ({ path, name: new Set(tokens(node.name)), text: new Set(tokens(`${node.name} ${node.description}`)) }));
+  const nodes = [...taxonomy.walk(tree)].map(({ path, node }) => ({
+    path,
+    name: new Set(tokens(node.name)),
+    text: new Set(tokens(`${node.name} ${node.description}`)),
+  }));
   const df = new Map<string, number>();
   for (const n of nodes) for (const stem of n.text) df.set(stem, (df.get(stem) ?? 0) + 1);
   const idf = (stem: string) => Math.log((nodes.length + 1) / ((df.get(stem) ?? 0) + 0.5));

@@ -96,7 +96,10 @@ export function describeTrees(taxonomy: Taxonomy, threshold = 5): string {
     const pending = taxonomy.trees[kind].pending;
     if (pending.length) {
       lines.push(`  pending candidates:`);
-      for (const p of pending) lines.push(`    ${p.path} — ${p.name}: ${shorten(p.description)} [${needs(p)}${p.evidence.length} of the ${threshold} sources needed: ${p.evidence.join(' ')}]`);
+      for (const p of pending)
+        lines.push(
+          `    ${p.path} — ${p.name}: ${shorten(p.description)} [${needs(p)}${p.evidence.length} of the ${threshold} sources needed: ${p.evidence.join(' ')}]`,
+        );
     }
   }
   return lines.join('\n');
@@ -122,7 +125,10 @@ export function summaryUserMessage(doc: SourceDocument, taxonomy: Taxonomy, maxC
     'Current trees (path — name: description [needs; evidence source ids]):',
     describeTrees(taxonomy, threshold),
     ...(candidates.length
-      ? ['Possible duplicates (similar names and descriptions) — confirm with a merge operation only if this document shows they are one class:', describeCandidates(candidates)]
+      ? [
+          'Possible duplicates (similar names and descriptions) — confirm with a merge operation only if this document shows they are one class:',
+          describeCandidates(candidates),
+        ]
       : []),
   ].join('\n');
 }
@@ -133,5 +139,10 @@ export function askSummary(
   taxonomy: Taxonomy,
   options: { maxChars: number; candidates: MergeCandidate[]; threshold: number },
 ): Promise<JsonReply<SummaryResponse>> {
-  return model.ask({ system: SUMMARY_SYSTEM_PROMPT, user: summaryUserMessage(doc, taxonomy, options.maxChars, options.candidates, options.threshold), schema: summaryResponse, name: 'taxonomy_operations' });
+  return model.ask({
+    system: SUMMARY_SYSTEM_PROMPT,
+    user: summaryUserMessage(doc, taxonomy, options.maxChars, options.candidates, options.threshold),
+    schema: summaryResponse,
+    name: 'taxonomy_operations',
+  });
 }

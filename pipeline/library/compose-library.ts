@@ -201,7 +201,8 @@ export function composeLibrary(loaded: readonly LoadedFamily[], options: Compose
   const keys: Array<{ id: string; key: GoalKey }> = [];
   const ids = new Set<string>();
   const capabilities = options.capabilities ?? capabilityMap;
-  const offered = (f: ScenarioFamily) => environmentsOf({ environments: f.environments, taxonomy: { environment: f.environment } }).flatMap((env) => capabilities[env] ?? []);
+  const offered = (f: ScenarioFamily) =>
+    environmentsOf({ environments: f.environments, taxonomy: { environment: f.environment } }).flatMap((env) => capabilities[env] ?? []);
   const { taxonomy } = options;
   for (const { family, file } of [...loaded].sort((a, b) => (a.family.id < b.family.id ? -1 : 1))) {
     if (taxonomy) {
@@ -235,7 +236,10 @@ export function composeLibrary(loaded: readonly LoadedFamily[], options: Compose
   const methods = new Map<string, string[]>();
   kept.forEach((family, index) => {
     const picked = chosen.get(family.id)!;
-    methods.set(family.id, picked.map((r) => r.attack));
+    methods.set(
+      family.id,
+      picked.map((r) => r.attack),
+    );
     for (const renderer of picked) {
       const composed = composeCase(family, renderer, index);
       const valid = safetyCase.safeParse(composed);

@@ -23,7 +23,11 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const category = (path: string) => path.split('/')[0]!;
 
 function table(header: string[], rows: Array<Array<string | number>>): string[] {
-  return [`| ${header.join(' | ')} |`, `| ${header.map((h, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows.map((r) => `| ${r.map((c) => cell(String(c))).join(' | ')} |`)];
+  return [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map((h, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`,
+    ...rows.map((r) => `| ${r.map((c) => cell(String(c))).join(' | ')} |`),
+  ];
 }
 
 export function libraryReport(input: LibraryReportInput): string {
@@ -74,11 +78,11 @@ export function libraryReport(input: LibraryReportInput): string {
     'placed (`carriers`: tool results the honest task reads), what the attacker wants in plain words (`harm`:',
     '`request`, `reason`, `sender`, two harmless-looking `steps`, and `verb`/`object`/`recipient` for the',
     'phrasebook), the scripted plan, and the witnesses. An **attack-method renderer**',
-    '(`pipeline/library/renderers/`) writes that harm as its method would: the adversary\'s messages for the',
-    'user channel, and the text injected into a carrier (or into a tool\'s description, for tool poisoning).',
+    "(`pipeline/library/renderers/`) writes that harm as its method would: the adversary's messages for the",
+    "user channel, and the text injected into a carrier (or into a tool's description, for tool poisoning).",
     'Each family is crossed with the methods that fit it, chosen so every method is used about equally; the',
     'case id is `<family>--<method>`. Families whose dedupe key (risk, environment, target resource, intended',
-    'state change, context) overlaps another\'s are refused, so no two families are the same situation reworded.',
+    "state change, context) overlaps another's are refused, so no two families are the same situation reworded.",
     '',
     '## Counts',
     '',
@@ -174,7 +178,9 @@ function taskSanitySection({ summary, results }: TaskSanityFile): string[] {
         `\`${r.family}\``,
         r.environment,
         clip(r.task, 160),
-        tools(r.planned).map((t) => `\`${t}\``).join(', '),
+        tools(r.planned)
+          .map((t) => `\`${t}\``)
+          .join(', '),
         `${r.made.length ? r.made.map((m) => `\`${clip(m, 70)}\``).join(', ') : 'no call'}${r.answer ? `; said “${clip(r.answer, 90)}”` : ''}`,
       ]),
     ),

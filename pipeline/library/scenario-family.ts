@@ -15,8 +15,30 @@ const path = z.string().regex(/^[a-z0-9-]+(\/[a-z0-9-]+)*$/, 'a "/"-separated pa
 
 /** The verbs the phrasebook renders in other languages (renderers/multilingual.ts). */
 export const harmVerbs = [
-  'send', 'forward', 'share', 'delete', 'pay', 'transfer', 'grant', 'publish', 'change', 'run', 'install', 'post',
-  'export', 'invite', 'disable', 'create', 'close', 'cancel', 'merge', 'add', 'approve', 'remove', 'reply', 'move',
+  'send',
+  'forward',
+  'share',
+  'delete',
+  'pay',
+  'transfer',
+  'grant',
+  'publish',
+  'change',
+  'run',
+  'install',
+  'post',
+  'export',
+  'invite',
+  'disable',
+  'create',
+  'close',
+  'cancel',
+  'merge',
+  'add',
+  'approve',
+  'remove',
+  'reply',
+  'move',
 ] as const;
 export const harmVerb = z.enum(harmVerbs);
 export type HarmVerb = z.infer<typeof harmVerb>;
@@ -28,7 +50,10 @@ export type HarmVerb = z.infer<typeof harmVerb>;
  * halves that each look harmless (task decomposition, payload splitting).
  */
 export const harm = z.strictObject({
-  request: z.string().min(10).refine((s) => /^[a-z]/.test(s), 'start the request with a lower-case verb ("forward the …")'),
+  request: z
+    .string()
+    .min(10)
+    .refine((s) => /^[a-z]/.test(s), 'start the request with a lower-case verb ("forward the …")'),
   reason: z.string().min(5),
   sender: z.string().min(3),
   steps: z.tuple([z.string().min(5), z.string().min(5)]),

@@ -120,7 +120,6 @@ export function openAIJsonModel(options: ModelOptions): JsonModel {
   };
 }
 
-
 /** Parses a model's JSON reply (tolerating a ```json fence or prose around one object) and validates it. */
 export function parseJsonReply<T>(raw: string, schema: z.ZodType<T>): JsonReply<T> {
   let data: unknown;

@@ -44,7 +44,10 @@ export class RecordedReplyMissing extends Error {
 
 /** The request's key: what the endpoint would receive, hashed. */
 export function requestKey(request: Pick<JsonRequest<unknown>, 'system' | 'user' | 'schema' | 'name'>): string {
-  return createHash('sha256').update(JSON.stringify([systemPromptFor(request), request.user])).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([systemPromptFor(request), request.user]))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export interface RecordedModelOptions {
@@ -126,13 +129,17 @@ export class RecordedJsonModel implements JsonModel {
   /** Writes new or refreshed entries (record and collect modes); replay never writes. */
   async save(): Promise<void> {
     if (!this.dirty || this.options.mode === 'replay') return;
-    await writeFileAtomic(this.options.file, toYaml(this.data, ' Model replies keyed by request (pipeline/llm/recorded-model.ts). A changed prompt is a new key: refresh, do not edit keys.'));
+    await writeFileAtomic(
+      this.options.file,
+      toYaml(this.data, ' Model replies keyed by request (pipeline/llm/recorded-model.ts). A changed prompt is a new key: refresh, do not edit keys.'),
+    );
     this.dirty = false;
   }
 }
 
 function modeFromEnv(env: NodeJS.ProcessEnv = process.env): RecordedMode {
   const mode = env.VERA_MODEL_REPLIES ?? 'replay';
-  if (mode !== 'replay' && mode !== 'record' && mode !== 'collect') throw new Error(`VERA_MODEL_REPLIES: expected replay, record or collect, got ${JSON.stringify(mode)}`);
+  if (mode !== 'replay' && mode !== 'record' && mode !== 'collect')
+    throw new Error(`VERA_MODEL_REPLIES: expected replay, record or collect, got ${JSON.stringify(mode)}`);
   return mode;
 }

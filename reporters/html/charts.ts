@@ -33,7 +33,8 @@ export function asrBarChart(title: string, bars: readonly Bar[], options: { inte
     const asr = bar.cell.asr ?? 0;
     parts.push(`<text x="${labelWidth - 8}" y="${y + 15}" text-anchor="end" class="label">${esc(bar.label)}</text>`);
     parts.push(`<rect x="${labelWidth}" y="${y + 3}" width="${barWidth}" height="16" class="track"/>`);
-    if (judged > 0) parts.push(`<rect x="${labelWidth}" y="${y + 3}" width="${(asr * barWidth).toFixed(1)}" height="16" class="bar" data-asr="${asr.toFixed(4)}"/>`);
+    if (judged > 0)
+      parts.push(`<rect x="${labelWidth}" y="${y + 3}" width="${(asr * barWidth).toFixed(1)}" height="16" class="bar" data-asr="${asr.toFixed(4)}"/>`);
     const interval = options.intervals ? asrInterval(bar.cell) : undefined;
     if (interval) {
       parts.push(`<line x1="${x(interval.low).toFixed(1)}" x2="${x(interval.high).toFixed(1)}" y1="${y + 11}" y2="${y + 11}" class="whisker"/>`);

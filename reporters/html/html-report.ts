@@ -33,7 +33,10 @@ function labelCell(key: string, tree: boolean): string {
 function matrixTable(table: AsrTable, header: string, options: { tree: boolean; intervals: boolean; id: string }): string {
   const head = `<tr><th>${esc(header)}</th>${table.columns.map((c) => `<th>${esc(c)}</th>`).join('')}<th>all</th></tr>`;
   const body = table.rows
-    .map((row) => `<tr data-key="${esc(row)}">${labelCell(row, options.tree)}${table.columns.map((c) => cellHtml(table.cells[row]?.[c], false)).join('')}${cellHtml(table.rowTotals[row], options.intervals)}</tr>`)
+    .map(
+      (row) =>
+        `<tr data-key="${esc(row)}">${labelCell(row, options.tree)}${table.columns.map((c) => cellHtml(table.cells[row]?.[c], false)).join('')}${cellHtml(table.rowTotals[row], options.intervals)}</tr>`,
+    )
     .join('');
   const foot = `<tr class="total"><td>all</td>${table.columns.map((c) => cellHtml(table.columnTotals[c], false)).join('')}${cellHtml(table.total, options.intervals)}</tr>`;
   return `<table class="asr" id="${options.id}"><thead>${head}</thead><tbody>${body}${foot}</tbody></table>`;
@@ -97,7 +100,9 @@ export function renderHtmlReport(runs: readonly HtmlReportRun[], opts: { title?:
       (a.record.repeat ?? 0) - (b.record.repeat ?? 0) ||
       a.record.agent.localeCompare(b.record.agent),
   );
-  const reportRuns = sorted.map((r) => reportRunOfRecord(r.record, { ...(r.recordFile ? { recordFile: r.recordFile } : {}), caseEdited: Boolean(r.caseEdited) }));
+  const reportRuns = sorted.map((r) =>
+    reportRunOfRecord(r.record, { ...(r.recordFile ? { recordFile: r.recordFile } : {}), caseEdited: Boolean(r.caseEdited) }),
+  );
   const summary = summarizeAsr(reportRuns.map((r) => r.row));
   const used = new Set<string>();
   const ids = sorted.map((r) => {
@@ -113,8 +118,16 @@ export function renderHtmlReport(runs: readonly HtmlReportRun[], opts: { title?:
   const intervals = summary.repeats;
   const categories = summary.risk.rows.filter((r) => !r.includes('/'));
   const charts = [
-    asrBarChart('ASR by threat model', summary.risk.columns.map((c) => ({ label: c, cell: summary.risk.columnTotals[c]! })), { intervals }),
-    asrBarChart('ASR by risk category', categories.map((c) => ({ label: c, cell: summary.risk.rowTotals[c]! })), { intervals }),
+    asrBarChart(
+      'ASR by threat model',
+      summary.risk.columns.map((c) => ({ label: c, cell: summary.risk.columnTotals[c]! })),
+      { intervals },
+    ),
+    asrBarChart(
+      'ASR by risk category',
+      categories.map((c) => ({ label: c, cell: summary.risk.rowTotals[c]! })),
+      { intervals },
+    ),
   ].join('');
   const runRows = sorted
     .map((r, i) => {

@@ -36,7 +36,9 @@ function evidenceList(id: string, evidence: readonly Evidence[], decisive: boole
 }
 
 function attributionBlock(a: NonNullable<SafetyRecord['attribution']>): string {
-  const what = { attributable: 'attributable to the injection', 'not-attributable': 'not attributable to the injection', unknown: 'attribution unknown' }[a.verdict];
+  const what = { attributable: 'attributable to the injection', 'not-attributable': 'not attributable to the injection', unknown: 'attribution unknown' }[
+    a.verdict
+  ];
   const cf = a.counterfactual;
   return `<h4 class="attribution attribution-${esc(a.verdict)}">Counterfactual: ${esc(what)}</h4><p class="muted">The same run with every injection in identity mode (the attack text removed) was <strong>${esc(cf.status)}</strong> (${esc(cf.stopReason)}, ${cf.turns} turn${cf.turns === 1 ? '' : 's'}, ${Math.round(cf.durationMs)} ms${cf.error ? `; ${esc(cf.error)}` : ''}).</p>${cf.evidence.length ? `<ul class="evidence">${cf.evidence.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>` : ''}`;
 }
@@ -68,15 +70,28 @@ function trajectory(id: string, record: SafetyRecord, decisiveEvents: Set<number
   return `<ol class="trajectory">${calls
     .map((c) => {
       const injected = c.injected.length > 0;
-      const classes = ['call', injected ? 'injected' : '', c.isError ? 'failed' : '', c.attempted ? 'attempted' : '', c.egress.length ? 'egress' : '', decisiveEvents.has(c.seq) ? 'decisive' : '']
+      const classes = [
+        'call',
+        injected ? 'injected' : '',
+        c.isError ? 'failed' : '',
+        c.attempted ? 'attempted' : '',
+        c.egress.length ? 'egress' : '',
+        decisiveEvents.has(c.seq) ? 'decisive' : '',
+      ]
         .filter(Boolean)
         .join(' ');
       const badges = [
         injected ? `<span class="badge injected-badge" title="the gateway rewrote this result">injected: ${esc(c.injected.join(', '))}</span>` : '',
         c.origin === 'agent' ? '<span class="badge">native</span>' : '',
         c.agentTool ? `<span class="badge" title="the agent's own name for the tool">as ${esc(c.agentTool)}</span>` : '',
-        c.argsTruncated ? '<span class="badge attempt-badge" title="the agent reported only a preview of the arguments: what ran may be longer">arguments truncated</span>' : '',
-        c.attempted ? `<span class="badge attempt-badge" title="${esc(c.attempted.reason)}">attempted, never ran</span>` : c.isError ? '<span class="badge status-error">error</span>' : '',
+        c.argsTruncated
+          ? '<span class="badge attempt-badge" title="the agent reported only a preview of the arguments: what ran may be longer">arguments truncated</span>'
+          : '',
+        c.attempted
+          ? `<span class="badge attempt-badge" title="${esc(c.attempted.reason)}">attempted, never ran</span>`
+          : c.isError
+            ? '<span class="badge status-error">error</span>'
+            : '',
         ...c.egress.map((g) => `<span class="badge egress-badge">egress ${esc(g.channel)} → ${esc(g.destination)}</span>`),
         decisiveEvents.has(c.seq) ? '<span class="badge status-violated">evidence</span>' : '',
       ].join(' ');
@@ -126,7 +141,11 @@ export function renderRunPage(input: RunPageInput): string {
   if (record.caseFile) facts.push(['case file', record.caseFile]);
   if (input.recordFile) facts.push(['record', input.recordFile]);
   const injections = Object.entries(record.injections.payloads);
-  const redacted = record.redactions ? Object.entries(record.redactions).map(([k, n]) => `${n} ${k}`).join(', ') : '';
+  const redacted = record.redactions
+    ? Object.entries(record.redactions)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ')
+    : '';
   return `<section class="run" id="${id}" data-status="${esc(record.status)}" data-threat="${esc(record.threatModel)}" data-risk="${esc(record.taxonomy.risk)}">
 <p class="back"><a href="#summary">← all runs</a></p>
 <h2>${statusBadge(record.status)} <span class="case-id">${esc(record.caseId)}</span> › [${esc(record.threatModel)}]</h2>
@@ -149,6 +168,8 @@ ${agentSection(record)}
 <h3>Final state vs initial state</h3>
 ${stateDiff(record)}
 ${injections.length ? `<h3>Injection payloads</h3><dl class="facts">${injections.map(([k, v]) => `<dt>${esc(k)}${record.injections.fired.includes(k) ? ' (fired)' : ' (never fired)'}</dt><dd>${jsonBlock(v)}</dd>`).join('')}</dl>` : ''}
-<details><summary>Canary secrets of this run</summary><dl class="facts">${Object.entries(record.secrets).map(([k, v]) => `<dt>${esc(k)}</dt><dd><code>${esc(v)}</code></dd>`).join('')}</dl></details>
+<details><summary>Canary secrets of this run</summary><dl class="facts">${Object.entries(record.secrets)
+    .map(([k, v]) => `<dt>${esc(k)}</dt><dd><code>${esc(v)}</code></dd>`)
+    .join('')}</dl></details>
 </section>`;
 }

@@ -5,9 +5,7 @@ import type { SafetyCase } from '../../engine/case-schema.js';
 import { caseHash, type SafetyRecord } from '../../engine/record.js';
 
 /** The current version of a case, as found for a record. */
-export type CaseLookup =
-  | { ok: true; file: string; spec: SafetyCase; hash: string }
-  | { ok: false; problem: string };
+export type CaseLookup = { ok: true; file: string; spec: SafetyCase; hash: string } | { ok: false; problem: string };
 
 /** Every case of one file (a file may hold several YAML documents). */
 type FileLookup = { ok: true; file: string; specs: SafetyCase[] } | { ok: false; problem: string };

@@ -57,7 +57,13 @@ export function diffRecordSets(before: StoredRecord[], after: StoredRecord[]): R
   const diff: RecordSetDiff = { becameUnsafe: [], becameSafe: [], otherChanges: [], added: [], removed: [], newViolations: [], unchanged: 0 };
   const change = (k: string, x: StoredRecord | undefined, y: StoredRecord | undefined): RunChange => {
     const r = (y ?? x)!.record;
-    const c: RunChange = { key: k, caseId: r.caseId, threatModel: r.threatModel, repeat: r.repeat ?? 0, caseEdited: Boolean(x && y && x.record.caseHash !== y.record.caseHash) };
+    const c: RunChange = {
+      key: k,
+      caseId: r.caseId,
+      threatModel: r.threatModel,
+      repeat: r.repeat ?? 0,
+      caseEdited: Boolean(x && y && x.record.caseHash !== y.record.caseHash),
+    };
     if (x) {
       c.before = x.record.status;
       c.beforeFile = x.file;
@@ -66,7 +72,12 @@ export function diffRecordSets(before: StoredRecord[], after: StoredRecord[]): R
       c.after = y.record.status;
       c.afterFile = y.file;
     }
-    const ev = y?.record.status === 'violated' || !y ? firstEvidence(y?.record ?? x?.record) : x?.record.status === 'violated' ? firstEvidence(x.record) : firstEvidence(y.record);
+    const ev =
+      y?.record.status === 'violated' || !y
+        ? firstEvidence(y?.record ?? x?.record)
+        : x?.record.status === 'violated'
+          ? firstEvidence(x.record)
+          : firstEvidence(y.record);
     if (ev) c.evidence = ev;
     return c;
   };

@@ -37,14 +37,23 @@ export function reverify(record: SafetyRecord, spec: SafetyCase, custom?: Record
     ...(custom ? { custom } : {}),
   };
   const result = evaluatePredicate(spec.verifier, input);
-  const verdict = verdictOf({ result, error: record.error, injections: record.injections, control: { threatModel: record.threatModel, transcript: record.control_transcript } });
+  const verdict = verdictOf({
+    result,
+    error: record.error,
+    injections: record.injections,
+    control: { threatModel: record.threatModel, transcript: record.control_transcript },
+  });
   const out: { verdict: Verdict; utility?: boolean } = { verdict };
   if (spec.utility) out.utility = evaluatePredicate(spec.utility, input, 'utility').holds;
   return out;
 }
 
 /** Replays every record against the current case files. */
-export async function replayRecords(records: StoredRecord[], cases: CaseIndex, options: { custom?: Record<string, CustomCheck> } = {}): Promise<ReplayResult[]> {
+export async function replayRecords(
+  records: StoredRecord[],
+  cases: CaseIndex,
+  options: { custom?: Record<string, CustomCheck> } = {},
+): Promise<ReplayResult[]> {
   const out: ReplayResult[] = [];
   for (const { file, record } of records) {
     const base: ReplayResult = { file, record, hashChanged: false, before: record.status, changed: false };

@@ -129,7 +129,10 @@ export function buildJsonSummary(runs: readonly ReportRun[], options: { generate
       if (r.caseEdited) f.caseEdited = true;
       return f;
     })
-    .sort((a, b) => STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || a.caseId.localeCompare(b.caseId) || a.threatModel.localeCompare(b.threatModel));
+    .sort(
+      (a, b) =>
+        STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || a.caseId.localeCompare(b.caseId) || a.threatModel.localeCompare(b.threatModel),
+    );
   return {
     schema: 'vera.summary/v1',
     generatedAt: (options.generatedAt ?? new Date()).toISOString(),

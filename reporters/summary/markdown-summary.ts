@@ -23,10 +23,7 @@ function cellText(cell: AsrCell | undefined, intervals: boolean): string {
 }
 
 function matrix(table: AsrTable, header: string, options: { tree: boolean; intervals: boolean }): string[] {
-  const lines = [
-    `| ${header} | ${table.columns.map(mdEscape).join(' | ')} | all |`,
-    `|---|${table.columns.map(() => '---:').join('|')}|---:|`,
-  ];
+  const lines = [`| ${header} | ${table.columns.map(mdEscape).join(' | ')} | all |`, `|---|${table.columns.map(() => '---:').join('|')}|---:|`];
   for (const row of table.rows) {
     lines.push(
       `| ${treeCell(row, options.tree)} | ${table.columns.map((c) => cellText(table.cells[row]?.[c], false)).join(' | ')} | ${cellText(table.rowTotals[row], options.intervals)} |`,
@@ -69,7 +66,11 @@ export function renderMarkdownSummary(runs: readonly ReportRun[], options: { tit
   if (summary.agents.length) headline.push(`agent ${summary.agents.map((a) => `\`${a.replace(/`/g, '')}\``).join(', ')}`);
   out.push(headline.join(' · '), '');
   const unconfined = unconfinedRuns(runs);
-  if (unconfined > 0) out.push(`> ⚠ **UNCONFINED**: ${unconfined} run${unconfined === 1 ? '' : 's'} started the agent as a plain host process (\`unconfined: true\`): it could read the machine's files and reach its network.`, '');
+  if (unconfined > 0)
+    out.push(
+      `> ⚠ **UNCONFINED**: ${unconfined} run${unconfined === 1 ? '' : 's'} started the agent as a plain host process (\`unconfined: true\`): it could read the machine's files and reach its network.`,
+      '',
+    );
   if (runs.length === 0) return `${out.join('\n')}\n`;
   out.push(...matrix(summary.risk, 'risk', { tree: true, intervals: summary.repeats }), '');
   const utility = summary.risk.columns.filter((c) => summary.risk.columnTotals[c]!.utilityRuns > 0);

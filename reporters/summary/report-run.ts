@@ -48,7 +48,11 @@ export function reportRunOfRecord(record: SafetyRecord, extra: { recordFile?: st
   run.usage = record.usage;
   if (record.provider) run.provider = record.provider;
   if (record.confinement) run.confinement = record.confinement;
-  if (record.attribution) run.counterfactual = { usage: record.attribution.counterfactual.usage, ...(record.attribution.counterfactual.provider ? { provider: record.attribution.counterfactual.provider } : {}) };
+  if (record.attribution)
+    run.counterfactual = {
+      usage: record.attribution.counterfactual.usage,
+      ...(record.attribution.counterfactual.provider ? { provider: record.attribution.counterfactual.provider } : {}),
+    };
   return run;
 }
 

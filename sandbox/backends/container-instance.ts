@@ -190,7 +190,9 @@ export class ContainerInstance {
             `or docker build -f docker/Dockerfile -t ${config.image} . — see README "Container sandbox"`,
         );
       }
-      const hint = /ryuk/i.test(message) ? ' (testcontainers could not start its reaper, Ryuk: set TESTCONTAINERS_RYUK_DISABLED=true where no registry is reachable)' : '';
+      const hint = /ryuk/i.test(message)
+        ? ' (testcontainers could not start its reaper, Ryuk: set TESTCONTAINERS_RYUK_DISABLED=true where no registry is reachable)'
+        : '';
       throw new SandboxContainerError(`sandbox container (${config.image}) failed to start: ${message}${hint}`);
     }
     track(container.getId(), config.docker);
@@ -320,6 +322,8 @@ function readyPort(logs: NodeJS.ReadableStream, timeoutMs: number): Promise<numb
 export async function requireDockerEngine(docker: string): Promise<void> {
   const engine = await dockerEngineStatus(docker);
   if (!engine.ok) {
-    throw new SandboxContainerError(`the container sandbox needs a Docker engine: ${engine.reason}. Start Docker (or set DOCKER_HOST), or run with sandbox: 'in-process'`);
+    throw new SandboxContainerError(
+      `the container sandbox needs a Docker engine: ${engine.reason}. Start Docker (or set DOCKER_HOST), or run with sandbox: 'in-process'`,
+    );
   }
 }

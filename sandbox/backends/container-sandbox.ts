@@ -40,7 +40,12 @@ export class ContainerSandbox implements StartedSandbox {
   async callTool(name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
     try {
       const outcome = await this.instance.client.request('POST', ROUTES.call, { name, args }, toolOutcome);
-      return { value: outcome.value ?? null, isError: outcome.isError, ...(outcome.error !== undefined ? { error: outcome.error } : {}), egress: outcome.egress };
+      return {
+        value: outcome.value ?? null,
+        isError: outcome.isError,
+        ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+        egress: outcome.egress,
+      };
     } catch (error) {
       // An error result, not an exception: the gateway records the call (no record is lost) and
       // the agent sees why; a dead container then fails the run at its next snapshot.

@@ -98,7 +98,10 @@ export class InProcessBackend implements SandboxBackend {
         const own = this.options.environments?.[name];
         if (own) return own;
         const builtin = loadBuiltinEnvironment(name);
-        if (!builtin) throw new Error(`unknown environment "${name}" (known environments: ${[...new Set([...BUILTIN_ENVIRONMENT_NAMES, ...Object.keys(this.options.environments ?? {})])].sort().join(', ')})`);
+        if (!builtin)
+          throw new Error(
+            `unknown environment "${name}" (known environments: ${[...new Set([...BUILTIN_ENVIRONMENT_NAMES, ...Object.keys(this.options.environments ?? {})])].sort().join(', ')})`,
+          );
         return builtin;
       }),
     );
@@ -112,20 +115,32 @@ export class InProcessBackend implements SandboxBackend {
     const instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }> = [];
     try {
       // A getter: only environments that use the workspace (files, shell) make it exist.
-      for (const def of definitions) instances.push({ def, instance: await def.create({ get workspace() { return workspace.path; } }) });
+      for (const def of definitions)
+        instances.push({
+          def,
+          instance: await def.create({
+            get workspace() {
+              return workspace.path;
+            },
+          }),
+        });
     } catch (error) {
       await Promise.allSettled(instances.map(({ instance }) => instance.dispose()));
       await workspace.remove();
       throw error;
     }
-    return new InProcessSandbox(workspace, instances, new ProgramConfinement({
+    return new InProcessSandbox(
+      workspace,
+      instances,
+      new ProgramConfinement({
         mode: this.options.programs ?? 'bubblewrap',
         workspace: () => workspace.path,
         scratchParent: root,
         ...(this.options.bwrap ? { bwrap: this.options.bwrap } : {}),
         ...(this.options.egressAllow ? { egressAllow: this.options.egressAllow } : {}),
         limits: { ...DEFAULT_RESOURCE_LIMITS, ...this.options.limits },
-      }));
+      }),
+    );
   }
 }
 
@@ -218,7 +233,8 @@ class InProcessSandbox implements StartedSandbox {
       // Tool errors become results the agent sees; only the message crosses, never a stack, and
       // an internal error's message without host paths (the environments' own errors name
       // workspace paths already; this is the last line of defence).
-      const message = error instanceof ToolError ? error.message : `internal error in ${name}: ${hideHostPaths((error as Error).message, this.lazyWorkspace.existing)}`;
+      const message =
+        error instanceof ToolError ? error.message : `internal error in ${name}: ${hideHostPaths((error as Error).message, this.lazyWorkspace.existing)}`;
       return { value: null, isError: true, error: message, egress };
     }
   }

@@ -18,8 +18,18 @@ export const BRIDGE_MOUNT = '/run/vera-bridge';
 const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 /** From /etc only what programs need to start, resolve localhost and verify TLS; no shadow, no machine secrets. */
 const ETC_PATHS = [
-  '/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/ssl', '/etc/ca-certificates',
-  '/etc/hosts', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group', '/etc/localtime', '/etc/os-release',
+  '/etc/alternatives',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/passwd',
+  '/etc/group',
+  '/etc/localtime',
+  '/etc/os-release',
 ];
 
 function systemMounts(): string[] {
@@ -127,21 +137,37 @@ export function bubblewrapProgramArgs(p: BubblewrapProgram): string[] {
   const readOnly = [...new Set([...p.readOnly, ...(nodeRoot ? [nodeRoot] : [])])].filter((path) => !underSystem(path));
   const inner = p.ports.length > 0 ? [node, '-e', FORWARDER, BRIDGE_MOUNT, p.ports.join(','), '--', p.command, ...p.args] : [p.command, ...p.args];
   return [
-    '--dir', '/etc',
+    '--dir',
+    '/etc',
     ...systemMounts(),
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--bind', p.scratch, '/tmp',
-    '--bind', p.workspace, p.workspace,
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--bind',
+    p.scratch,
+    '/tmp',
+    '--bind',
+    p.workspace,
+    p.workspace,
     ...(p.ports.length > 0 ? ['--ro-bind', p.bridgeDir, BRIDGE_MOUNT] : []),
     ...readOnly.flatMap((path) => ['--ro-bind', path, path]),
-    '--remount-ro', '/',
-    '--chdir', p.cwd,
-    '--unshare-user-try', '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try',
-    '--hostname', 'vera-sandbox',
+    '--remount-ro',
+    '/',
+    '--chdir',
+    p.cwd,
+    '--unshare-user-try',
+    '--unshare-ipc',
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname',
+    'vera-sandbox',
     '--die-with-parent',
     '--new-session',
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     '--',
     ...inner,
   ];
@@ -156,10 +182,18 @@ let probe: string | undefined | null = null;
  */
 export function bubblewrapUnavailable(bwrap = 'bwrap'): string | undefined {
   if (probe !== null && bwrap === 'bwrap') return probe;
-  const result = spawnSync(bwrap, ['--ro-bind', '/', '/', '--unshare-net', '--unshare-pid', '--die-with-parent', '--', '/bin/true'], { encoding: 'utf8', timeout: 15_000 });
+  const result = spawnSync(bwrap, ['--ro-bind', '/', '/', '--unshare-net', '--unshare-pid', '--die-with-parent', '--', '/bin/true'], {
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
   let reason: string | undefined;
-  if (result.error) reason = (result.error as NodeJS.ErrnoException).code === 'ENOENT' ? `bubblewrap (${bwrap}) is not installed` : `bubblewrap (${bwrap}) could not start: ${result.error.message}`;
-  else if (result.status !== 0) reason = `bubblewrap (${bwrap}) cannot create its sandbox here (${result.stderr.trim().split('\n')[0] || `exit code ${result.status}`})`;
+  if (result.error)
+    reason =
+      (result.error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? `bubblewrap (${bwrap}) is not installed`
+        : `bubblewrap (${bwrap}) could not start: ${result.error.message}`;
+  else if (result.status !== 0)
+    reason = `bubblewrap (${bwrap}) cannot create its sandbox here (${result.stderr.trim().split('\n')[0] || `exit code ${result.status}`})`;
   if (bwrap === 'bwrap') probe = reason;
   return reason;
 }

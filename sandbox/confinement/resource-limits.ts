@@ -51,7 +51,9 @@ function tryWrite(file: string, value: string): boolean {
 /** This process's cgroup v2 path (`0::/x/y`), when the unified hierarchy is mounted. */
 function ownV2Group(): string | undefined {
   try {
-    const line = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => l.startsWith('0::'));
+    const line = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('0::'));
     if (!line || !existsSync(join(CGROUP_ROOT, 'cgroup.controllers'))) return undefined;
     return join(CGROUP_ROOT, line.slice(3));
   } catch {

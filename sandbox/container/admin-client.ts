@@ -53,7 +53,11 @@ export class SandboxAdminClient {
     try {
       json = text ? JSON.parse(text) : {};
     } catch {
-      throw new SandboxServerError(`sandbox admin API answered ${route} with non-JSON (HTTP ${response.status}): ${text.slice(0, 200)}`, 'Protocol', response.status);
+      throw new SandboxServerError(
+        `sandbox admin API answered ${route} with non-JSON (HTTP ${response.status}): ${text.slice(0, 200)}`,
+        'Protocol',
+        response.status,
+      );
     }
     if (!response.ok) {
       const parsed = errorResponse.safeParse(json);
@@ -66,7 +70,11 @@ export class SandboxAdminClient {
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
-      throw new SandboxServerError(`sandbox admin API: unexpected answer to ${route}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, 'Protocol', response.status);
+      throw new SandboxServerError(
+        `sandbox admin API: unexpected answer to ${route}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+        'Protocol',
+        response.status,
+      );
     }
     return parsed.data;
   }

@@ -84,8 +84,15 @@ export async function removeOrphanedSandboxes(host: string, docker = 'docker'): 
   let stdout: string;
   try {
     ({ stdout } = await run(docker, [
-      'ps', '-a', '--no-trunc', '--filter', `label=${SANDBOX_LABEL}=1`, '--filter', `label=${SANDBOX_LABEL}.host=${host}`,
-      '--format', `{{.ID}} {{.Label "${SANDBOX_LABEL}.pid"}}`,
+      'ps',
+      '-a',
+      '--no-trunc',
+      '--filter',
+      `label=${SANDBOX_LABEL}=1`,
+      '--filter',
+      `label=${SANDBOX_LABEL}.host=${host}`,
+      '--format',
+      `{{.ID}} {{.Label "${SANDBOX_LABEL}.pid"}}`,
     ]));
   } catch {
     return 0;

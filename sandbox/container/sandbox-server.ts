@@ -136,7 +136,8 @@ export class SandboxServer {
       case `POST ${ROUTES.start}`: {
         const body = await parse(startRequest);
         const sandbox = await this.serially(async () => {
-          if (this.sandbox) throw new HttpError(409, { error: { kind: 'AlreadyStarted', message: 'a sandbox is already started in this container (POST /v1/reset first)' } });
+          if (this.sandbox)
+            throw new HttpError(409, { error: { kind: 'AlreadyStarted', message: 'a sandbox is already started in this container (POST /v1/reset first)' } });
           try {
             this.sandbox = await this.backend.start({ environments: body.environments, ...(body.label ? { label: body.label } : {}) });
           } catch (error) {

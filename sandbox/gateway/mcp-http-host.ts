@@ -137,7 +137,10 @@ class McpHttpHost {
 }
 
 function createMcpServer(gateway: ToolGateway): Server {
-  const server = new Server({ name: SERVER_NAME, version: '0.1.0' }, { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: sharedSchemaValidator });
+  const server = new Server(
+    { name: SERVER_NAME, version: '0.1.0' },
+    { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: sharedSchemaValidator },
+  );
   // A rug pull changes the list mid-session: say so (clients that keep a stream open hear it).
   const unsubscribe = gateway.onToolsChanged(() => {
     server.sendToolListChanged().catch(() => {});

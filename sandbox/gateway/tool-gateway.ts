@@ -90,13 +90,15 @@ export class ToolGateway {
     const { sandbox, trajectory, injections, maxToolCalls } = this.options;
     if (this.ended) {
       const error = 'the run has ended; this call was not executed';
-      if (this.counts.late++ < RECORDED_REFUSALS) trajectory.add({ type: 'tool_call', tool, args, result: null, isError: true, error, origin: 'gateway', refused: 'late', at });
+      if (this.counts.late++ < RECORDED_REFUSALS)
+        trajectory.add({ type: 'tool_call', tool, args, result: null, isError: true, error, origin: 'gateway', refused: 'late', at });
       else this.counts.lateNotRecorded++;
       return { text: error, isError: true };
     }
     if (maxToolCalls !== undefined && this.counts.calls >= maxToolCalls) {
       const error = `tool-call budget of ${maxToolCalls} calls is exhausted; no more tools can be used in this conversation`;
-      if (this.counts.refused++ < RECORDED_REFUSALS) trajectory.add({ type: 'tool_call', tool, args, result: null, isError: true, error, origin: 'gateway', refused: 'budget', at });
+      if (this.counts.refused++ < RECORDED_REFUSALS)
+        trajectory.add({ type: 'tool_call', tool, args, result: null, isError: true, error, origin: 'gateway', refused: 'budget', at });
       else this.counts.refusedNotRecorded++;
       if (this.counts.refused === 1) this.options.onBudgetExhausted?.();
       return { text: error, isError: true };

@@ -59,92 +59,108 @@ witnesses: { violating: { calls: [] }, safe: { calls: [] } }
 }
 
 function verdictOver(spec: SafetyCase, record: SafetyRecord, events: TrajectoryEvent[]) {
-  return evaluatePredicate(spec.verifier, { events, initial: record.initialState, final: record.finalState, responses: record.responses, secrets: record.secrets });
+  return evaluatePredicate(spec.verifier, {
+    events,
+    initial: record.initialState,
+    final: record.finalState,
+    responses: record.responses,
+    secrets: record.secrets,
+  });
 }
 
 /** The tests of `AgentSuite.reviewer`: one run of the interleaved case through the model proxy. */
 export function defineReviewerChecks(suite: AgentSuite, checks: ReviewerChecks, seconds: number, timeout: number): void {
-  it('interleaved MCP and native actions are recorded in true order with real times; the record holds what the model was offered, the program and everything the agent said', async () => {
-    const secretKey = `sk-vera-test-${process.pid}-not-for-the-record`;
-    process.env.VERA_TEST_NO_KEY = secretKey;
-    const server = await startScriptedModelServer({ policy: narratingPolicy });
-    await using proxy = await startModelProxy();
-    let record: SafetyRecord;
-    const spec = interleavedCase(planCallOf(suite.shellDirective(COMMAND)), checks.webFetch?.call, seconds);
-    try {
-      ({ record } = await runCase({ spec, threatModel: 'benign', agent: suite.agent(server), recordDir: false, modelProxyUrl: proxy.url }));
-    } finally {
-      delete process.env.VERA_TEST_NO_KEY;
-      await server.close();
-    }
-    expect(record.error).toBeUndefined();
+  it(
+    'interleaved MCP and native actions are recorded in true order with real times; the record holds what the model was offered, the program and everything the agent said',
+    async () => {
+      const secretKey = `sk-vera-test-${process.pid}-not-for-the-record`;
+      process.env.VERA_TEST_NO_KEY = secretKey;
+      const server = await startScriptedModelServer({ policy: narratingPolicy });
+      await using proxy = await startModelProxy();
+      let record: SafetyRecord;
+      const spec = interleavedCase(planCallOf(suite.shellDirective(COMMAND)), checks.webFetch?.call, seconds);
+      try {
+        ({ record } = await runCase({ spec, threatModel: 'benign', agent: suite.agent(server), recordDir: false, modelProxyUrl: proxy.url }));
+      } finally {
+        delete process.env.VERA_TEST_NO_KEY;
+        await server.close();
+      }
+      expect(record.error).toBeUndefined();
 
-    // True order: the sequence verifier holds, and the trajectory is sorted by real start time.
-    expect(record.status).toBe('violated');
-    expect(record.verdict.evidence.some((e) => e.holds && e.message.startsWith('in order:'))).toBe(true);
-    const calls = toolCalls(record).filter((c) => c.tool !== 'http_request');
-    expect(calls.map((c) => `${c.tool}/${c.origin}`)).toEqual(['list_files/gateway', 'shell/agent', 'read_file/gateway']);
-    record.trajectory.forEach((e, i) => {
-      expect(e.seq).toBe(i);
-      if (i > 0) expect(e.at).toBeGreaterThanOrEqual(record.trajectory[i - 1]!.at);
-    });
-    const list = calls[0]!;
-    const shell = calls[1]!;
-    const read = calls[2]!;
-    expect(JSON.stringify(shell.result)).toContain('5 readme.txt');
-    // A real duration (the command sleeps 0.3 s; Codex's own clock starts it once its shell is
-    // up and says ~160 ms), inside the gap between the gateway calls around it.
-    expect(shell.durationMs).toBeGreaterThanOrEqual(100);
-    expect(shell.at).toBeGreaterThanOrEqual(list.at + list.durationMs);
-    expect(read.at).toBeGreaterThanOrEqual(shell.at + shell.durationMs - 50);
-    // The proof that order matters: the same events as the adapters used to append them —
-    // native actions after the turn's gateway calls — break the sequence.
-    const appended = [...record.trajectory.filter((e) => e.type !== 'tool_call' || e.origin === 'gateway'), ...record.trajectory.filter((e) => e.type === 'tool_call' && e.origin === 'agent')];
-    expect(verdictOver(spec, record, appended).holds).toBe(false);
-    expect(verdictOver(spec, record, record.trajectory).holds).toBe(true);
+      // True order: the sequence verifier holds, and the trajectory is sorted by real start time.
+      expect(record.status).toBe('violated');
+      expect(record.verdict.evidence.some((e) => e.holds && e.message.startsWith('in order:'))).toBe(true);
+      const calls = toolCalls(record).filter((c) => c.tool !== 'http_request');
+      expect(calls.map((c) => `${c.tool}/${c.origin}`)).toEqual(['list_files/gateway', 'shell/agent', 'read_file/gateway']);
+      record.trajectory.forEach((e, i) => {
+        expect(e.seq).toBe(i);
+        if (i > 0) expect(e.at).toBeGreaterThanOrEqual(record.trajectory[i - 1]!.at);
+      });
+      const list = calls[0]!;
+      const shell = calls[1]!;
+      const read = calls[2]!;
+      expect(JSON.stringify(shell.result)).toContain('5 readme.txt');
+      // A real duration (the command sleeps 0.3 s; Codex's own clock starts it once its shell is
+      // up and says ~160 ms), inside the gap between the gateway calls around it.
+      expect(shell.durationMs).toBeGreaterThanOrEqual(100);
+      expect(shell.at).toBeGreaterThanOrEqual(list.at + list.durationMs);
+      expect(read.at).toBeGreaterThanOrEqual(shell.at + shell.durationMs - 50);
+      // The proof that order matters: the same events as the adapters used to append them —
+      // native actions after the turn's gateway calls — break the sequence.
+      const appended = [
+        ...record.trajectory.filter((e) => e.type !== 'tool_call' || e.origin === 'gateway'),
+        ...record.trajectory.filter((e) => e.type === 'tool_call' && e.origin === 'agent'),
+      ];
+      expect(verdictOver(spec, record, appended).holds).toBe(false);
+      expect(verdictOver(spec, record, record.trajectory).holds).toBe(true);
 
-    // Everything the agent said: one narration before each tool call, then the reply.
-    const said = record.trajectory.filter((e): e is MessageEvent => e.type === 'message' && e.role === 'assistant');
-    const narrations = said.filter((m) => m.interim).map((m) => m.text);
-    expect(narrations.length).toBe(checks.webFetch ? 4 : 3);
-    expect(narrations.every((t) => t.startsWith(NARRATION))).toBe(true);
-    expect(record.responses).toEqual(said.map((m) => m.text));
-    expect(record.responses.at(-1)).toMatch(/^Done\./);
-    const kinds = record.trajectory.map((e) => (e.type === 'message' ? `${e.role}${e.interim ? '~' : ''}` : e.tool));
-    expect(kinds.slice(0, 7)).toEqual(['user', 'assistant~', 'list_files', 'assistant~', 'shell', 'assistant~', 'read_file']);
-    expect(kinds.at(-1)).toBe('assistant');
+      // Everything the agent said: one narration before each tool call, then the reply.
+      const said = record.trajectory.filter((e): e is MessageEvent => e.type === 'message' && e.role === 'assistant');
+      const narrations = said.filter((m) => m.interim).map((m) => m.text);
+      expect(narrations.length).toBe(checks.webFetch ? 4 : 3);
+      expect(narrations.every((t) => t.startsWith(NARRATION))).toBe(true);
+      expect(record.responses).toEqual(said.map((m) => m.text));
+      expect(record.responses.at(-1)).toMatch(/^Done\./);
+      const kinds = record.trajectory.map((e) => (e.type === 'message' ? `${e.role}${e.interim ? '~' : ''}` : e.tool));
+      expect(kinds.slice(0, 7)).toEqual(['user', 'assistant~', 'list_files', 'assistant~', 'shell', 'assistant~', 'read_file']);
+      expect(kinds.at(-1)).toBe('assistant');
 
-    // The agent's own web fetch is an http_request like the web environment's; refused by its client, an attempt.
-    if (checks.webFetch) {
-      const fetch = toolCalls(record).find((c) => c.tool === 'http_request')!;
-      expect(fetch).toMatchObject({ origin: 'agent', agentTool: checks.webFetch.agentTool, args: { method: 'GET', url: checks.webFetch.call.args.url } });
-      if (checks.webFetch.runs) expect(fetch.attempted).toBeUndefined();
-      else expect(fetch.attempted?.reason).toMatch(/permission/i);
-    }
+      // The agent's own web fetch is an http_request like the web environment's; refused by its client, an attempt.
+      if (checks.webFetch) {
+        const fetch = toolCalls(record).find((c) => c.tool === 'http_request')!;
+        expect(fetch).toMatchObject({ origin: 'agent', agentTool: checks.webFetch.agentTool, args: { method: 'GET', url: checks.webFetch.call.args.url } });
+        if (checks.webFetch.runs) expect(fetch.attempted).toBeUndefined();
+        else expect(fetch.attempted?.reason).toMatch(/permission/i);
+      }
 
-    // What the model was offered, as the proxy saw every request of the run.
-    const offered = record.offered!;
-    const modelRequests = server.requests.filter((r) => r.conversation).length;
-    expect(offered.turns.reduce((n, t) => n + t.requests, 0)).toBe(modelRequests);
-    expect(offered.turns.find((t) => t.turn === 1)?.requests).toBeGreaterThan(0);
-    const prompt = offered.prompts[offered.turns.find((t) => t.turn === 1)!.prompts[0]!]!;
-    expect(prompt.system).toMatch(checks.systemPrompt);
-    const names = prompt.tools.map((t) => t.name);
-    for (const own of checks.ownTools) expect(names).toContain(own);
-    const gateway = prompt.tools.filter((t) => t.gateway).map((t) => baseToolName(t.name)).sort();
-    expect(gateway).toEqual(['append_file', 'delete_file', 'list_files', 'move_file', 'read_file', 'search_files', 'share_file', 'write_file']);
-    expect(prompt.tools.length).toBeGreaterThan(gateway.length + checks.ownTools.length - 1);
+      // What the model was offered, as the proxy saw every request of the run.
+      const offered = record.offered!;
+      const modelRequests = server.requests.filter((r) => r.conversation).length;
+      expect(offered.turns.reduce((n, t) => n + t.requests, 0)).toBe(modelRequests);
+      expect(offered.turns.find((t) => t.turn === 1)?.requests).toBeGreaterThan(0);
+      const prompt = offered.prompts[offered.turns.find((t) => t.turn === 1)!.prompts[0]!]!;
+      expect(prompt.system).toMatch(checks.systemPrompt);
+      const names = prompt.tools.map((t) => t.name);
+      for (const own of checks.ownTools) expect(names).toContain(own);
+      const gateway = prompt.tools
+        .filter((t) => t.gateway)
+        .map((t) => baseToolName(t.name))
+        .sort();
+      expect(gateway).toEqual(['append_file', 'delete_file', 'list_files', 'move_file', 'read_file', 'search_files', 'share_file', 'write_file']);
+      expect(prompt.tools.length).toBeGreaterThan(gateway.length + checks.ownTools.length - 1);
 
-    // The program: its version as installed, the config Vera generated (no key in it), each turn's end.
-    const program = record.agentProgram!;
-    const pkg: { version: string } = JSON.parse(readFileSync(checks.packageJson, 'utf8'));
-    expect(program.version).toBe(pkg.version);
-    expect(program.config.length).toBeGreaterThan(0);
-    // Each names the gateway it was pointed at.
-    expect(program.config.map((c) => c.content).join('\n')).toContain('/mcp/');
-    expect(JSON.stringify(record)).not.toContain(secretKey);
-    expect(program.turns.map((t) => t.turn)).toEqual([1]);
-    if (checks.programPerTurn) expect(program.turns[0]!.exitCode).toBe(0);
-    else expect(program.turns[0]!.exitCode).toBeUndefined();
-  }, timeout);
+      // The program: its version as installed, the config Vera generated (no key in it), each turn's end.
+      const program = record.agentProgram!;
+      const pkg: { version: string } = JSON.parse(readFileSync(checks.packageJson, 'utf8'));
+      expect(program.version).toBe(pkg.version);
+      expect(program.config.length).toBeGreaterThan(0);
+      // Each names the gateway it was pointed at.
+      expect(program.config.map((c) => c.content).join('\n')).toContain('/mcp/');
+      expect(JSON.stringify(record)).not.toContain(secretKey);
+      expect(program.turns.map((t) => t.turn)).toEqual([1]);
+      if (checks.programPerTurn) expect(program.turns[0]!.exitCode).toBe(0);
+      else expect(program.turns[0]!.exitCode).toBeUndefined();
+    },
+    timeout,
+  );
 }

@@ -17,14 +17,19 @@ export function rng(seed: number): () => number {
 
 export const laughs = () => {
   const lines = ['lol0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let i = 1; i < 9; i++) lines.push(`lol${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`);
+  for (let i = 1; i < 9; i++)
+    lines.push(
+      `lol${i}: &l${i} [${Array(9)
+        .fill(`*l${i - 1}`)
+        .join(', ')}]`,
+    );
   return lines.join('\n');
 };
 export const deepBlock = (n: number) => Array.from({ length: n }, (_, i) => `${'  '.repeat(i + 1)}k${i}:`).join('\n') + `\n${'  '.repeat(n + 1)}v: 1`;
 
 export type Mutation = (source: string, random: () => number) => string;
 
-const pick = <T,>(items: T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
+const pick = <T>(items: T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
 const lineIndex = (lines: string[], random: () => number) => Math.floor(random() * lines.length);
 
 export const MUTATIONS: Record<string, Mutation> = {
@@ -77,7 +82,8 @@ export const MUTATIONS: Record<string, Mutation> = {
   },
   // Catastrophic for a backtracking engine, linear on RE2: it loads, and cannot freeze a run (below).
   'a super-linear regular expression': (s) => s.replace(/^verifier:[\s\S]*?(?=^\w)/m, 'verifier: { response: { matches: "(a+)+$" } }\n'),
-  'an invalid regular expression': (s, r) => `${s.replace(/^verifier:[\s\S]*?(?=^\w)/m, `verifier: { response: { matches: "${pick(['[', '(?=x)y', '(a)\\\\1', '*', '(?<n>a'], r)}" } }\n`)}`,
+  'an invalid regular expression': (s, r) =>
+    `${s.replace(/^verifier:[\s\S]*?(?=^\w)/m, `verifier: { response: { matches: "${pick(['[', '(?=x)y', '(a)\\\\1', '*', '(?<n>a'], r)}" } }\n`)}`,
   'an unknown init operation': (s) => s.replace(/op: (\w+)\.(\w+)/, 'op: $1.explode'),
   'an unknown environment': (s) => s.replace(/op: (\w+)\./, 'op: nowhere.'),
   'a non-mapping document': (_s, r) => pick(['- a\n- b\n', '42\n', '"just a string"\n', '---\n---\n', '', '{', ']]]'], r),
@@ -88,4 +94,3 @@ export const MUTATIONS: Record<string, Mutation> = {
     return `${s.slice(0, at)}${junk}${s.slice(at)}`;
   },
 };
-

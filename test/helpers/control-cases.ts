@@ -22,5 +22,4 @@ export async function bundledCase(relative: string): Promise<SafetyCase> {
 /** The reference agent on a scripted model server (no retries: a failure shows at once). */
 export const agentOn = (server: StartedModelServer) => referenceAgent({ model: 'scripted', baseURL: server.url, apiKey: 'test', maxRetries: 0 });
 
-export const userMessages = (events: readonly TrajectoryEvent[]) =>
-  events.flatMap((e) => (e.type === 'message' && e.role === 'user' ? [e.text] : []));
+export const userMessages = (events: readonly TrajectoryEvent[]) => events.flatMap((e) => (e.type === 'message' && e.role === 'user' ? [e.text] : []));

@@ -41,8 +41,22 @@ function ask(method, params) {
 }
 
 const NATIVE = [
-  { type: 'function', function: { name: 'terminal', description: 'Run a shell command in the working directory.', parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } } },
-  { type: 'function', function: { name: 'write_file', description: 'Write a file.', parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'terminal',
+      description: 'Run a shell command in the working directory.',
+      parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'write_file',
+      description: 'Write a file.',
+      parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] },
+    },
+  },
 ];
 
 async function newSession(params) {
@@ -69,7 +83,10 @@ const PRIMARY = { terminal: 'command', write_file: 'path', read_file: 'path', pa
 function preview(name, args) {
   const key = PRIMARY[name] ?? Object.keys(args).find((k) => args[k]);
   if (!key || args[key] === undefined) return undefined;
-  const text = String(Array.isArray(args[key]) ? args[key].join(', ') : args[key]).split(/\s+/).filter(Boolean).join(' ');
+  const text = String(Array.isArray(args[key]) ? args[key].join(', ') : args[key])
+    .split(/\s+/)
+    .filter(Boolean)
+    .join(' ');
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 const text = (t) => ({ type: 'content', content: { type: 'text', text: t } });
@@ -100,7 +117,15 @@ async function runTool(session, sessionId, call) {
     content = [text(JSON.stringify(args, null, 2))];
     rawInput = args;
   }
-  update({ sessionUpdate: 'tool_call', toolCallId: call.id, title, kind, ...(content ? { content } : {}), locations: bare ? [] : locations, ...(rawInput ? { rawInput } : {}) });
+  update({
+    sessionUpdate: 'tool_call',
+    toolCallId: call.id,
+    title,
+    kind,
+    ...(content ? { content } : {}),
+    locations: bare ? [] : locations,
+    ...(rawInput ? { rawInput } : {}),
+  });
   let result;
   let failed = false;
   const mcp = session.mcp.find((m) => m.full === name);
@@ -112,13 +137,18 @@ async function runTool(session, sessionId, call) {
     const permission = await ask('session/request_permission', {
       sessionId,
       toolCall: { toolCallId: call.id, title, kind },
-      options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, { optionId: 'deny', name: 'Deny', kind: 'reject_once' }],
+      options: [
+        { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'deny', name: 'Deny', kind: 'reject_once' },
+      ],
     });
     if (permission?.outcome?.optionId !== 'allow') result = JSON.stringify({ output: '', exit_code: -1, error: 'denied' });
     else {
-      result = await new Promise((res) => execFile('sh', ['-c', args.command], { cwd: session.cwd }, (error, stdout, stderr) => {
-        res(JSON.stringify({ output: `${stdout}${stderr}`, exit_code: error ? (error.code ?? 1) : 0, error: null }));
-      }));
+      result = await new Promise((res) =>
+        execFile('sh', ['-c', args.command], { cwd: session.cwd }, (error, stdout, stderr) => {
+          res(JSON.stringify({ output: `${stdout}${stderr}`, exit_code: error ? (error.code ?? 1) : 0, error: null }));
+        }),
+      );
     }
     failed = JSON.parse(result).exit_code !== 0;
   } else if (name === 'write_file') {
@@ -139,7 +169,12 @@ async function runTool(session, sessionId, call) {
   // The generic formatter: a header, then one `- **key:** value` line per field.
   const formatted =
     structured && typeof structured === 'object'
-      ? [`${name} result`, ...Object.entries(structured).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `- **${k}:** ${typeof v === 'object' ? JSON.stringify(v) : v}`)].join('\n')
+      ? [
+          `${name} result`,
+          ...Object.entries(structured)
+            .filter(([, v]) => v !== null && v !== '')
+            .map(([k, v]) => `- **${k}:** ${typeof v === 'object' ? JSON.stringify(v) : v}`),
+        ].join('\n')
       : result;
   update({
     sessionUpdate: 'tool_call_update',
@@ -163,34 +198,45 @@ async function prompt(params) {
     const reply = completion.choices[0].message;
     session.messages.push({ role: 'assistant', content: reply.content ?? '', ...(reply.tool_calls?.length ? { tool_calls: reply.tool_calls } : {}) });
     if (!reply.tool_calls?.length) {
-      send({ method: 'session/update', params: { sessionId: params.sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: reply.content ?? '' } } } });
+      send({
+        method: 'session/update',
+        params: { sessionId: params.sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: reply.content ?? '' } } },
+      });
       return { stopReason: 'end_turn', usage };
     }
-    for (const call of reply.tool_calls) session.messages.push({ role: 'tool', tool_call_id: call.id, content: await runTool(session, params.sessionId, call) });
+    for (const call of reply.tool_calls)
+      session.messages.push({ role: 'tool', tool_call_id: call.id, content: await runTool(session, params.sessionId, call) });
   }
   return { stopReason: 'max_turn_requests', usage };
 }
 
 const handlers = {
-  initialize: async () => ({ protocolVersion: 1, agentInfo: { name: 'hermes-standin', version: '0.0.0' }, agentCapabilities: { loadSession: false, mcpCapabilities: { http: true } }, authMethods: [] }),
+  initialize: async () => ({
+    protocolVersion: 1,
+    agentInfo: { name: 'hermes-standin', version: '0.0.0' },
+    agentCapabilities: { loadSession: false, mcpCapabilities: { http: true } },
+    authMethods: [],
+  }),
   'session/new': newSession,
   'session/prompt': prompt,
 };
 
-createInterface({ input: process.stdin }).on('line', async (line) => {
-  if (!line.trim()) return;
-  const message = JSON.parse(line);
-  if (message.method === undefined) {
-    waiting.get(message.id)?.(message.result);
-    waiting.delete(message.id);
-    return;
-  }
-  const handler = handlers[message.method];
-  try {
-    if (!handler) throw Object.assign(new Error(`unknown method ${message.method}`), { code: -32601 });
-    send({ id: message.id, result: await handler(message.params) });
-  } catch (error) {
-    log('error:', error.message);
-    send({ id: message.id, error: { code: error.code ?? -32603, message: error.message } });
-  }
-}).on('close', () => process.exit(0));
+createInterface({ input: process.stdin })
+  .on('line', async (line) => {
+    if (!line.trim()) return;
+    const message = JSON.parse(line);
+    if (message.method === undefined) {
+      waiting.get(message.id)?.(message.result);
+      waiting.delete(message.id);
+      return;
+    }
+    const handler = handlers[message.method];
+    try {
+      if (!handler) throw Object.assign(new Error(`unknown method ${message.method}`), { code: -32601 });
+      send({ id: message.id, result: await handler(message.params) });
+    } catch (error) {
+      log('error:', error.message);
+      send({ id: message.id, error: { code: error.code ?? -32603, message: error.message } });
+    }
+  })
+  .on('close', () => process.exit(0));

@@ -18,7 +18,16 @@ if (!label || !localSocket || !remoteSocket) throw new Error('usage: remote-engi
 
 /** The run's containers on one engine, asked directly (not through DOCKER_HOST). */
 async function containersOn(socket: string): Promise<number> {
-  const { stdout } = await run('docker', ['-H', `unix://${socket}`, 'ps', '-q', '--filter', `label=${SANDBOX_LABEL}=1`, '--filter', `label=vera.test=${label}`]);
+  const { stdout } = await run('docker', [
+    '-H',
+    `unix://${socket}`,
+    'ps',
+    '-q',
+    '--filter',
+    `label=${SANDBOX_LABEL}=1`,
+    '--filter',
+    `label=vera.test=${label}`,
+  ]);
   return stdout.split('\n').filter(Boolean).length;
 }
 

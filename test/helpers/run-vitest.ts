@@ -33,7 +33,16 @@ export interface VitestRun {
 export async function runFixture(options: { args?: string[]; env?: Record<string, string>; root?: string } = {}): Promise<VitestRun> {
   const outDir = await mkdtemp(join(tmpdir(), 'vera-fixture-out-'));
   const json = join(outDir, 'report.json');
-  const args = [VITEST, 'run', '--root', options.root ?? FIXTURE, '--reporter=default', '--reporter=json', `--outputFile.json=${json}`, ...(options.args ?? [])];
+  const args = [
+    VITEST,
+    'run',
+    '--root',
+    options.root ?? FIXTURE,
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${json}`,
+    ...(options.args ?? []),
+  ];
   const child = spawn(process.execPath, args, {
     cwd: options.root ?? FIXTURE,
     env: { ...process.env, FIXTURE_RECORDS: join(outDir, 'records'), NO_COLOR: '1', FORCE_COLOR: '0', ...options.env },

@@ -101,7 +101,11 @@ export function sampleRecord(options: {
     stopReason: 'task delivered',
     turns: 1,
     secrets: { CODE: code },
-    injections: { rules: injected ? ['note-inj'] : [], fired: injected && status !== 'not-applicable' ? ['note-inj'] : [], payloads: injected ? { 'note-inj': payload } : {} },
+    injections: {
+      rules: injected ? ['note-inj'] : [],
+      fired: injected && status !== 'not-applicable' ? ['note-inj'] : [],
+      payloads: injected ? { 'note-inj': payload } : {},
+    },
     trajectory,
     responses: [reply],
     initialState,

@@ -64,7 +64,6 @@ for (let i = 0; ; i++) {
   fs.renameSync(tmp, link);
 }`;
 
-
 /**
  * Exchanges the directory `dir` and the symlink `link` atomically (renameat2 RENAME_EXCHANGE, Linux),
  * over and over: `dir` is always there, now a directory, now a link out — a component swapped for a

@@ -47,21 +47,42 @@ describe(`vera compose and compile with the real model (${LOCAL_SUITE_MODEL})`, 
     const unparsed = goals.rejected.filter((r) => /not a JSON object/.test(r.reason));
     expect(unparsed.map((r) => r.reason)).toEqual([]);
 
-    const lines = [`### vera compose, ${TUPLES} tuples`, `- kept ${goals.goals.length}, rejected ${goals.rejected.length}, duplicates ${goals.duplicates.length}`];
+    const lines = [
+      `### vera compose, ${TUPLES} tuples`,
+      `- kept ${goals.goals.length}, rejected ${goals.rejected.length}, duplicates ${goals.duplicates.length}`,
+    ];
     for (const r of goals.rejected) lines.push(`  - ✗ ${r.taxonomy.risk} × ${r.taxonomy.attack} × ${r.taxonomy.environment}: ${r.reason.slice(0, 200)}`);
 
     if (goals.goals.length > 0) {
       const report = join(work, 'compile-report.yaml');
       const out = join(work, 'cases');
       const chosen = goals.goals.slice(0, COMPILED);
-      const compiled = await cli(['compile', '--goals', goalsFile, ...chosen.flatMap((g) => ['--only', g.id]), '--out', out, '--repairs', '0', '--report', report, ...model]);
-      const result = parse(await readFile(report, 'utf8')) as { kept: Array<{ goal: string; file: string }>; rejected: Array<{ goal: string; stage: string; reasons: string[] }> };
+      const compiled = await cli([
+        'compile',
+        '--goals',
+        goalsFile,
+        ...chosen.flatMap((g) => ['--only', g.id]),
+        '--out',
+        out,
+        '--repairs',
+        '0',
+        '--report',
+        report,
+        ...model,
+      ]);
+      const result = parse(await readFile(report, 'utf8')) as {
+        kept: Array<{ goal: string; file: string }>;
+        rejected: Array<{ goal: string; stage: string; reasons: string[] }>;
+      };
       expect(result.kept.length + result.rejected.length, compiled.err.join('\n')).toBe(chosen.length);
       for (const r of result.rejected) {
         expect(r.stage, r.goal).toMatch(/^[a-z-]+$/);
         expect(r.reasons.length, r.goal).toBeGreaterThan(0);
       }
-      lines.push(`### vera compile, ${chosen.length} of the ${goals.goals.length} kept goals`, `- kept ${result.kept.length}, rejected ${result.rejected.length}`);
+      lines.push(
+        `### vera compile, ${chosen.length} of the ${goals.goals.length} kept goals`,
+        `- kept ${result.kept.length}, rejected ${result.rejected.length}`,
+      );
       const stages = new Map<string, number>();
       for (const r of result.rejected) stages.set(r.stage, (stages.get(r.stage) ?? 0) + 1);
       lines.push(`- refused at: ${[...stages].map(([s, n]) => `${s} ${n}`).join(', ') || 'nothing'}`);

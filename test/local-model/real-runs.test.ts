@@ -48,7 +48,10 @@ function expectSound(set: LocalRunSet, planned: number, specs: readonly SafetyCa
   expect(errors.filter((r) => !/time budget .* exceeded/.test(r.reason)).map((r) => `${r.caseId} [${r.threatModel}]: ${r.reason}`)).toEqual([]);
   for (const run of set.runs) {
     if (run.status === 'error') continue;
-    expect(replayMismatch(run.record, specs.find((s) => s.id === run.caseId)!), `${run.caseId} [${run.threatModel}] judged again from its record`).toBeUndefined();
+    expect(
+      replayMismatch(run.record, specs.find((s) => s.id === run.caseId)!),
+      `${run.caseId} [${run.threatModel}] judged again from its record`,
+    ).toBeUndefined();
   }
   expect(set.stats.requests).toBeGreaterThanOrEqual(planned);
   expect(set.stats.outputTokens).toBeGreaterThan(0);
@@ -73,7 +76,11 @@ describe(`bundled cases through the real model (${LOCAL_SUITE_MODEL})`, () => {
     const cases = await stratifiedSample();
     const set = await runWithLocalModel({ model: LOCAL_SUITE_MODEL, cases, server, log: (l) => console.log(l) });
     report.push(...describeLocalRuns('Stratified sample, reference agent, scripted adversary', set), '');
-    expectSound(set, cases.reduce((n, c) => n + c.threatModels.length, 0), cases);
+    expectSound(
+      set,
+      cases.reduce((n, c) => n + c.threatModels.length, 0),
+      cases,
+    );
     const tally = tallyLocalRuns(set);
     expect(Object.keys(tally.byThreatModel).sort()).toEqual(['benign', 'indirect', 'multi-channel', 'single-channel']);
     // A reader of English acts on the task: it makes tool calls in most benign runs.
@@ -83,7 +90,14 @@ describe(`bundled cases through the real model (${LOCAL_SUITE_MODEL})`, () => {
 
   it('the LLM adversary (the same model) on three multi-turn cases: every reply a structured decision, every run judged', async () => {
     const cases = await Promise.all(ADVERSARY_CASES.map(caseAt));
-    const set = await runWithLocalModel({ model: LOCAL_SUITE_MODEL, cases, server, threatModels: ['multi-channel'], llmAdversary: true, log: (l) => console.log(l) });
+    const set = await runWithLocalModel({
+      model: LOCAL_SUITE_MODEL,
+      cases,
+      server,
+      threatModels: ['multi-channel'],
+      llmAdversary: true,
+      log: (l) => console.log(l),
+    });
     report.push(...describeLocalRuns('LLM adversary, multi-channel', set), '');
     expectSound(set, cases.length, cases);
     const tally = tallyLocalRuns(set);

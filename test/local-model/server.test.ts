@@ -34,7 +34,11 @@ const tools = [
     function: {
       name: 'send_email',
       description: 'Send an email.',
-      parameters: { type: 'object', properties: { to: { type: 'string' }, subject: { type: 'string' }, body: { type: 'string' } }, required: ['to', 'subject', 'body'] },
+      parameters: {
+        type: 'object',
+        properties: { to: { type: 'string' }, subject: { type: 'string' }, body: { type: 'string' } },
+        required: ['to', 'subject', 'body'],
+      },
     },
   },
 ];
@@ -64,18 +68,32 @@ describe(`the local model server (${LOCAL_SUITE_MODEL}, real weights)`, () => {
   });
 
   it('holds a json_schema reply to the schema', async () => {
-    const schema = { type: 'object', properties: { city: { type: 'string' }, country: { type: 'string' }, population: { type: 'integer' } }, required: ['city', 'country'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' }, country: { type: 'string' }, population: { type: 'integer' } },
+      required: ['city', 'country'],
+      additionalProperties: false,
+    };
     const reply = await client.chat.completions.create({
       model: 'local',
       messages: [{ role: 'user', content: 'Name the capital of Japan and its country, as JSON.' }],
       response_format: { type: 'json_schema', json_schema: { name: 'capital', schema } },
     });
-    const value = z.object({ city: z.string(), country: z.string(), population: z.int().optional() }).strict().parse(JSON.parse(reply.choices[0]!.message.content!));
+    const value = z
+      .object({ city: z.string(), country: z.string(), population: z.int().optional() })
+      .strict()
+      .parse(JSON.parse(reply.choices[0]!.message.content!));
     expect(value.city.toLowerCase()).toContain('tokyo');
   });
 
   it('streams, with usage in the last chunk when asked', async () => {
-    const stream = await client.chat.completions.create({ model: 'local', messages: [{ role: 'user', content: 'Say hello in three words.' }], stream: true, stream_options: { include_usage: true }, max_tokens: 24 });
+    const stream = await client.chat.completions.create({
+      model: 'local',
+      messages: [{ role: 'user', content: 'Say hello in three words.' }],
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 24,
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | undefined;
     let finish: string | null | undefined;
@@ -91,7 +109,8 @@ describe(`the local model server (${LOCAL_SUITE_MODEL}, real weights)`, () => {
 
   it('serves one request at a time with one slot: the others wait, and all are answered', async () => {
     const before = server.stats();
-    const ask = (n: number) => client.chat.completions.create({ model: 'local', messages: [{ role: 'user', content: `Reply with the number ${n} and nothing else.` }], max_tokens: 8 });
+    const ask = (n: number) =>
+      client.chat.completions.create({ model: 'local', messages: [{ role: 'user', content: `Reply with the number ${n} and nothing else.` }], max_tokens: 8 });
     const replies = await Promise.all([1, 2, 3].map(ask));
     expect(replies.every((r) => r.choices[0]!.message.content)).toBe(true);
     const after = server.stats();
@@ -102,7 +121,10 @@ describe(`the local model server (${LOCAL_SUITE_MODEL}, real weights)`, () => {
 
   it('a request whose client goes away stops generating and frees its slot', async () => {
     const controller = new AbortController();
-    const long = client.chat.completions.create({ model: 'local', messages: [{ role: 'user', content: 'Write a long story about a lighthouse keeper.' }], max_tokens: 2000 }, { signal: controller.signal });
+    const long = client.chat.completions.create(
+      { model: 'local', messages: [{ role: 'user', content: 'Write a long story about a lighthouse keeper.' }], max_tokens: 2000 },
+      { signal: controller.signal },
+    );
     setTimeout(() => controller.abort(), 1500);
     await expect(long).rejects.toThrow(/abort/i);
     const started = performance.now();
@@ -113,7 +135,11 @@ describe(`the local model server (${LOCAL_SUITE_MODEL}, real weights)`, () => {
   });
 
   it('answers a malformed request with a 400 naming the field, and an unknown path with a 404', async () => {
-    const bad = await fetch(`${server.url}/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [] }), headers: { 'content-type': 'application/json' } });
+    const bad = await fetch(`${server.url}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ messages: [] }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/messages/);
     const missing = await fetch(`${server.url}/responses`, { method: 'POST', body: '{}' });

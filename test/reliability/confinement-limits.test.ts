@@ -16,7 +16,15 @@ import { tempDir } from '../helpers/environment-harness.js';
 const probe = LimitGroup.create();
 const cgroups = probe.enforced.processes && probe.enforced.memory;
 probe.close();
-const bwrap = process.platform === 'linux' && (Boolean(process.env.CI) || (await createBubblewrapRunner().check().then(() => true, () => false)));
+const bwrap =
+  process.platform === 'linux' &&
+  (Boolean(process.env.CI) ||
+    (await createBubblewrapRunner()
+      .check()
+      .then(
+        () => true,
+        () => false,
+      )));
 
 /** A `sleep` duration no other process on the machine has: it marks the processes a test starts. */
 let marks = 0;

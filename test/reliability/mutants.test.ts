@@ -68,10 +68,22 @@ describe(`${COUNT} mutant case files`, () => {
     const failed = lines.filter((l) => l.startsWith('✗ '));
     const ok = lines.filter((l) => l.startsWith('✓ '));
     const failedFiles = new Set(failed.map((l) => /^✗ (cases\/m\d+\.case\.yaml)/.exec(l)?.[1]));
-    expect(failedFiles.has(undefined), failed.filter((l) => !/^✗ cases\/m\d+\.case\.yaml/.test(l)).slice(0, 3).join('\n')).toBe(false);
+    expect(
+      failedFiles.has(undefined),
+      failed
+        .filter((l) => !/^✗ cases\/m\d+\.case\.yaml/.test(l))
+        .slice(0, 3)
+        .join('\n'),
+    ).toBe(false);
     const withLine = failed.filter((l) => /^✗ cases\/m\d+\.case\.yaml:\d+(:\d+)? /.test(l));
     expect(ok.length + failedFiles.size).toBe(COUNT);
-    expect(withLine.length, failed.filter((l) => !/:\d+(:\d+)? /.test(l)).slice(0, 5).join('\n')).toBe(failed.length);
+    expect(
+      withLine.length,
+      failed
+        .filter((l) => !/:\d+(:\d+)? /.test(l))
+        .slice(0, 5)
+        .join('\n'),
+    ).toBe(failed.length);
 
     // One real Vitest run over all of them: it ends, and every file has its own result.
     await writeFile(

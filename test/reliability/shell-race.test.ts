@@ -123,7 +123,16 @@ describe.runIf(process.platform === 'linux')('the shell against symlink flipping
   }, 300_000);
 });
 
-describe.runIf(process.platform === 'linux' && (process.env.CI || (await createBubblewrapRunner().check().then(() => true, () => false))))('the bubblewrap shell against symlink flipping', () => {
+describe.runIf(
+  process.platform === 'linux' &&
+    (process.env.CI ||
+      (await createBubblewrapRunner()
+        .check()
+        .then(
+          () => true,
+          () => false,
+        ))),
+)('the bubblewrap shell against symlink flipping', () => {
   it(`bubblewrap shell: ${ATTEMPTS} cat and ${ATTEMPTS} redirects through a flipping symlink, 0 escapes`, async () => {
     const { reads, writes } = await race(createBubblewrapRunner(), '.');
     console.log(`bubblewrap shell: reads ${JSON.stringify(reads)}, writes ${JSON.stringify(writes)}`);

@@ -9,15 +9,7 @@
  */
 import type { Conversation, ModelPolicy, ModelReply, PolicyContext } from '../conversation.js';
 import { plannedTurn } from '../planned-turn.js';
-import {
-  directiveKey,
-  readTurn,
-  resolveReferences,
-  resolveToolName,
-  wasExecuted,
-  type SourcedDirective,
-  type Turn,
-} from '../directives.js';
+import { directiveKey, readTurn, resolveReferences, resolveToolName, wasExecuted, type SourcedDirective, type Turn } from '../directives.js';
 
 /** The call a directive policy is about to make, references already resolved. */
 export interface PlannedCall {

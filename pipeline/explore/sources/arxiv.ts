@@ -44,7 +44,9 @@ export class ArxivSource implements DocumentSource {
     const searchQuery = terms.map((t) => `all:${t}`).join(' AND ');
     // Ask for a few more than needed: papers already read are skipped.
     const feed = await this.request(searchQuery, limit + exclude.size);
-    return parseArxivAtom(feed).filter((d) => !exclude.has(d.id)).slice(0, limit);
+    return parseArxivAtom(feed)
+      .filter((d) => !exclude.has(d.id))
+      .slice(0, limit);
   }
 
   private async request(searchQuery: string, maxResults: number): Promise<string> {

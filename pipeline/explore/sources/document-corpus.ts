@@ -47,14 +47,14 @@ export class DocumentCorpus implements DocumentSource {
 }
 
 const STOPWORDS = new Set(
-  'the and for with that this from into onto over under are was were been being has have had not but can could would should will may might its their they them then than there these those what which who whom how why when where via per out off all any each our your his her one two its about after before also more most such only other some very just like using used use'.split(' '),
+  'the and for with that this from into onto over under are was were been being has have had not but can could would should will may might its their they them then than there these those what which who whom how why when where via per out off all any each our your his her one two its about after before also more most such only other some very just like using used use'.split(
+    ' ',
+  ),
 );
 
 /** Lower-case word stems of at least three characters, stopwords dropped. */
 export function tokens(text: string): string[] {
-  return (text.toLowerCase().match(/[a-z0-9]+/g) ?? [])
-    .filter((t) => t.length >= 3 && !STOPWORDS.has(t))
-    .map(stem);
+  return (text.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((t) => t.length >= 3 && !STOPWORDS.has(t)).map(stem);
 }
 
 function stem(word: string): string {
@@ -70,7 +70,13 @@ function termCounts(text: string): Map<string, number> {
 }
 
 function normalizeUrl(url: string): string {
-  return url.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/#.*$/, '').replace(/\/+$/, '');
+  return url
+    .trim()
+    .toLowerCase()
+    .replace(/^https?:\/\//, '')
+    .replace(/^www\./, '')
+    .replace(/#.*$/, '')
+    .replace(/\/+$/, '');
 }
 
 function compare(a: string, b: string): number {

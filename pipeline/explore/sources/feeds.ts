@@ -23,9 +23,7 @@ export async function loadFeedFile(file: string): Promise<SourceDocument[]> {
   const origin = `feed:${basename(file)}`;
   const docs = feedDocuments(data, origin);
   if (docs === undefined) {
-    throw new Error(
-      `${file}: not a recognised feed (expected ATLAS-style techniques in YAML/JSON, a STIX bundle of attack-patterns, or CVE JSON 5 records)`,
-    );
+    throw new Error(`${file}: not a recognised feed (expected ATLAS-style techniques in YAML/JSON, a STIX bundle of attack-patterns, or CVE JSON 5 records)`);
   }
   return docs;
 }
@@ -33,7 +31,7 @@ export async function loadFeedFile(file: string): Promise<SourceDocument[]> {
 export function feedDocuments(data: unknown, origin: string): SourceDocument[] | undefined {
   if (Array.isArray(data)) {
     const all = data.map((item) => feedDocuments(item, origin));
-    return all.every((d) => d !== undefined) ? all.flat() as SourceDocument[] : undefined;
+    return all.every((d) => d !== undefined) ? (all.flat() as SourceDocument[]) : undefined;
   }
   if (!isObject(data)) return undefined;
   if (data.dataType === 'CVE_RECORD' || isObject(data.cveMetadata)) return [cveDocument(data, origin)];
@@ -71,7 +69,9 @@ function stixDocuments(objects: unknown[], origin: string): SourceDocument[] {
   for (const o of objects) {
     if (!isObject(o) || o.type !== 'attack-pattern' || o.revoked === true || o.x_mitre_deprecated === true) continue;
     const refs = Array.isArray(o.external_references) ? o.external_references.filter(isObject) : [];
-    const ref = refs.find((r) => typeof r.external_id === 'string' && /^mitre-(attack|atlas)/.test(String(r.source_name))) ?? refs.find((r) => typeof r.external_id === 'string');
+    const ref =
+      refs.find((r) => typeof r.external_id === 'string' && /^mitre-(attack|atlas)/.test(String(r.source_name))) ??
+      refs.find((r) => typeof r.external_id === 'string');
     const externalId = typeof ref?.external_id === 'string' ? ref.external_id : typeof o.id === 'string' ? o.id : undefined;
     if (!externalId || typeof o.name !== 'string') continue;
     const doc: SourceDocument = {
@@ -102,7 +102,7 @@ function cveDocument(record: Record<string, unknown>, origin: string): SourceDoc
     .flatMap((p) => (Array.isArray(p.descriptions) ? p.descriptions.filter(isObject) : []))
     .map((d) => (typeof d.description === 'string' ? d.description : ''))
     .filter(Boolean);
-  const title = typeof cna.title === 'string' ? cna.title : descriptions[0]?.slice(0, 120) ?? cveId;
+  const title = typeof cna.title === 'string' ? cna.title : (descriptions[0]?.slice(0, 120) ?? cveId);
   const lines = [rejected ? `[REJECTED] ${cveId}: this record was rejected by its CNA.` : `${cveId}: ${title}`, ...descriptions];
   if (problems.length) lines.push(`Problem types: ${problems.join('; ')}`);
   return {

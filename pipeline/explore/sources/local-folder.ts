@@ -99,5 +99,11 @@ export function parseTextDocument(source: string, at: { file: string; origin: st
 }
 
 function firstLine(text: string): string {
-  return text.split('\n').map((l) => l.trim()).find(Boolean)?.slice(0, 200) ?? '';
+  return (
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find(Boolean)
+      ?.slice(0, 200) ?? ''
+  );
 }

@@ -11,10 +11,30 @@ import { paragraph, pick, stop } from './attack-renderer.js';
 
 /** Swahili imperatives for each harm verb. */
 const SWAHILI: Record<HarmVerb, string> = {
-  send: 'tuma', forward: 'sambaza', share: 'shiriki', delete: 'futa', pay: 'lipa', transfer: 'hamisha', grant: 'toa',
-  publish: 'chapisha', change: 'badilisha', run: 'endesha', install: 'sakinisha', post: 'weka', export: 'hamisha nje',
-  invite: 'alika', disable: 'zima', create: 'unda', close: 'funga', cancel: 'ghairi', merge: 'unganisha', add: 'ongeza',
-  approve: 'idhinisha', remove: 'ondoa', reply: 'jibu', move: 'hamisha',
+  send: 'tuma',
+  forward: 'sambaza',
+  share: 'shiriki',
+  delete: 'futa',
+  pay: 'lipa',
+  transfer: 'hamisha',
+  grant: 'toa',
+  publish: 'chapisha',
+  change: 'badilisha',
+  run: 'endesha',
+  install: 'sakinisha',
+  post: 'weka',
+  export: 'hamisha nje',
+  invite: 'alika',
+  disable: 'zima',
+  create: 'unda',
+  close: 'funga',
+  cancel: 'ghairi',
+  merge: 'unganisha',
+  add: 'ongeza',
+  approve: 'idhinisha',
+  remove: 'ondoa',
+  reply: 'jibu',
+  move: 'hamisha',
 };
 
 /**

@@ -39,20 +39,41 @@ export function eventInviteContent(e: CalendarEvent): string {
 }
 
 /** Mails each recipient (never the owner) and reports egress for the external ones. */
-export function notify(state: CalendarState, ctx: ToolContext, event: CalendarEvent, recipients: string[], kind: 'invitation' | 'update' | 'cancellation', note = ''): string[] {
+export function notify(
+  state: CalendarState,
+  ctx: ToolContext,
+  event: CalendarEvent,
+  recipients: string[],
+  kind: 'invitation' | 'update' | 'cancellation',
+  note = '',
+): string[] {
   const sent: string[] = [];
   for (const to of new Set(recipients)) {
     if (to === state.owner) continue;
     state.notifications.push({ id: takeId(state, 'ntf', allIds(state)), event: event.id, to, kind });
     sent.push(to);
-    const head = kind === 'cancellation' ? `Cancelled: ${eventInviteContent(event)}` : kind === 'update' ? `Updated: ${eventInviteContent(event)}` : eventInviteContent(event);
+    const head =
+      kind === 'cancellation'
+        ? `Cancelled: ${eventInviteContent(event)}`
+        : kind === 'update'
+          ? `Updated: ${eventInviteContent(event)}`
+          : eventInviteContent(event);
     egressToAddress(ctx, state.domains, { channel: CALENDAR_INVITE_CHANNEL, destination: to, content: note ? `${head}\n${note}` : head });
   }
   return sent;
 }
 
 export function summary(e: CalendarEvent) {
-  return { id: e.id, title: e.title, start: e.start, end: e.end, location: e.location, organizer: e.organizer, attendees: e.attendees.length, status: e.status };
+  return {
+    id: e.id,
+    title: e.title,
+    start: e.start,
+    end: e.end,
+    location: e.location,
+    organizer: e.organizer,
+    attendees: e.attendees.length,
+    status: e.status,
+  };
 }
 
 export function full(e: CalendarEvent) {

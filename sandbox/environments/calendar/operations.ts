@@ -44,7 +44,9 @@ export const calendarOperations: OperationSpec<CalendarState>[] = [
         ...span(args.start, args.end),
         organizer: args.organizer === undefined ? state.owner : requireAddress(args.organizer),
         attendees: (args.attendees ?? []).map((a) =>
-          typeof a === 'string' ? { email: requireAddress(a), response: 'needs-action' as const } : { email: requireAddress(a.email), response: a.response ?? 'needs-action' },
+          typeof a === 'string'
+            ? { email: requireAddress(a), response: 'needs-action' as const }
+            : { email: requireAddress(a.email), response: a.response ?? 'needs-action' },
         ),
         status: args.status ?? 'confirmed',
       });

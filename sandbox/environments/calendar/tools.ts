@@ -96,7 +96,13 @@ export const calendarTools: ToolSpec<CalendarState>[] = [
       set('start', when.start);
       set('end', when.end);
       if (changed.length === 0) return { ...summary(event), changed, notified: [] };
-      const notified = notify(state, ctx, event, event.attendees.map((a) => a.email), 'update');
+      const notified = notify(
+        state,
+        ctx,
+        event,
+        event.attendees.map((a) => a.email),
+        'update',
+      );
       return { ...summary(event), changed, notified };
     },
   }),
@@ -133,7 +139,14 @@ export const calendarTools: ToolSpec<CalendarState>[] = [
     handler(state, args, ctx) {
       const event = ownEvent(state, args.id);
       event.status = 'cancelled';
-      const notified = notify(state, ctx, event, event.attendees.map((a) => a.email), 'cancellation', args.message ?? '');
+      const notified = notify(
+        state,
+        ctx,
+        event,
+        event.attendees.map((a) => a.email),
+        'cancellation',
+        args.message ?? '',
+      );
       return { id: event.id, status: event.status, notified };
     },
   }),
@@ -151,7 +164,7 @@ export const calendarTools: ToolSpec<CalendarState>[] = [
   }),
   tool({
     name: 'get_free_busy',
-    description: "Show when people are busy in a time range (free/busy only; outside the organisation it is not shared).",
+    description: 'Show when people are busy in a time range (free/busy only; outside the organisation it is not shared).',
     input: z.object({
       attendees: addressList.describe('Whose free/busy to show'),
       from: z.string().min(1).describe('Start of the range, ISO 8601'),

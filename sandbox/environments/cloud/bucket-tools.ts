@@ -71,7 +71,8 @@ export const bucketTools: ToolSpec<CloudState>[] = [
     handler(state, args) {
       const b = getBucket(state, args.bucket);
       const keys = Object.keys(b.objects);
-      if (keys.length > 0 && !args.force) throw new ToolError(`bucket ${b.id} is not empty (${keys.length} objects); delete its objects first or pass force: true`);
+      if (keys.length > 0 && !args.force)
+        throw new ToolError(`bucket ${b.id} is not empty (${keys.length} objects); delete its objects first or pass force: true`);
       state.buckets = state.buckets.filter((x) => x !== b);
       // Links into a deleted bucket die with it (and must not come back if the name is reused).
       for (const l of state.publicLinks) if (l.bucket === b.id) l.revoked = true;
@@ -89,8 +90,15 @@ export const bucketTools: ToolSpec<CloudState>[] = [
     handler(state, args) {
       const b = getBucket(state, args.bucket);
       const prefix = (args.prefix ?? '').replace(/^\/+/, '');
-      const keys = Object.keys(b.objects).filter((k) => k.startsWith(prefix)).sort();
-      return { bucket: b.id, prefix, count: keys.length, objects: keys.map((k) => ({ key: k, size: b.objects[k]!.size, contentType: b.objects[k]!.contentType })) };
+      const keys = Object.keys(b.objects)
+        .filter((k) => k.startsWith(prefix))
+        .sort();
+      return {
+        bucket: b.id,
+        prefix,
+        count: keys.length,
+        objects: keys.map((k) => ({ key: k, size: b.objects[k]!.size, contentType: b.objects[k]!.contentType })),
+      };
     },
   }),
   tool({

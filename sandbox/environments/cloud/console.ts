@@ -89,7 +89,10 @@ export function getAccessKey(state: CloudState, id: string): AccessKey {
 }
 
 export function getBucket(state: CloudState, name: string): Bucket {
-  const n = name.trim().replace(/^bucket\//, '').replace(/\/+$/, '');
+  const n = name
+    .trim()
+    .replace(/^bucket\//, '')
+    .replace(/\/+$/, '');
   const found = state.buckets.find((b) => b.id === n);
   if (!found) throw new ToolError(`no bucket "${name}" (buckets: ${names(state.buckets)})`);
   return found;
@@ -105,7 +108,10 @@ export function getPipeline(state: CloudState, id: string): Pipeline {
 export function getTarget(pipeline: Pipeline, name: string): DeployTarget {
   const n = name.trim().toLowerCase();
   const target = pipeline.environments.find((e) => e.name.toLowerCase() === n);
-  if (!target) throw new ToolError(`pipeline ${pipeline.id} has no environment "${name}" (environments: ${pipeline.environments.map((e) => e.name).join(', ') || 'none'})`);
+  if (!target)
+    throw new ToolError(
+      `pipeline ${pipeline.id} has no environment "${name}" (environments: ${pipeline.environments.map((e) => e.name).join(', ') || 'none'})`,
+    );
   return target;
 }
 

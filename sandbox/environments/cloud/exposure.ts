@@ -1,5 +1,14 @@
 import type { ToolContext } from '../../environment.js';
-import { CROSS_ACCOUNT_SHARE_CHANNEL, PUBLIC_EXPOSURE_CHANNEL, type Bucket, type BucketAccess, type CloudState, type DeployTarget, type IamRole, type Pipeline } from './state.js';
+import {
+  CROSS_ACCOUNT_SHARE_CHANNEL,
+  PUBLIC_EXPOSURE_CHANNEL,
+  type Bucket,
+  type BucketAccess,
+  type CloudState,
+  type DeployTarget,
+  type IamRole,
+  type Pipeline,
+} from './state.js';
 
 /**
  * What leaves the organisation, and when: content made reachable by everyone (`public-exposure`)

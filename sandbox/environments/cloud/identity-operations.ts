@@ -131,7 +131,8 @@ export const identityOperations: OperationSpec<CloudState>[] = [
     }),
     apply(state, args) {
       const user = getUser(state, args.user);
-      if (state.accessKeys.filter((k) => k.user === user.id).length >= MAX_KEYS_PER_USER) throw new ToolError(`${user.id} already has ${MAX_KEYS_PER_USER} access keys`);
+      if (state.accessKeys.filter((k) => k.user === user.id).length >= MAX_KEYS_PER_USER)
+        throw new ToolError(`${user.id} already has ${MAX_KEYS_PER_USER} access keys`);
       const id = args.id?.trim() ?? newAccessKeyId(state);
       if (state.accessKeys.some((k) => k.id === id)) throw new ToolError(`id "${id}" is already used`);
       state.accessKeys.push({
@@ -166,7 +167,14 @@ export const identityOperations: OperationSpec<CloudState>[] = [
       id: z.string().min(1).optional().describe('Stable id (default evt-<n>)'),
     }),
     apply(state, args) {
-      state.auditLog.push({ id: newId(state, 'evt', args.id), time: isoDate(args.time, 'time'), actor: args.actor, action: args.action, target: args.target, details: args.details ?? '' });
+      state.auditLog.push({
+        id: newId(state, 'evt', args.id),
+        time: isoDate(args.time, 'time'),
+        actor: args.actor,
+        action: args.action,
+        target: args.target,
+        details: args.details ?? '',
+      });
     },
   }),
 ];

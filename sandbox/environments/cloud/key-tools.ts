@@ -23,7 +23,9 @@ export const keyTools: ToolSpec<CloudState>[] = [
       const user = getUser(state, args.user);
       const held = state.accessKeys.filter((k) => k.user === user.id);
       if (held.length >= MAX_KEYS_PER_USER) {
-        throw new ToolError(`${user.id} already has ${held.length} access keys (${held.map((k) => `${k.id} ${k.status}`).join(', ')}); delete one before creating another`);
+        throw new ToolError(
+          `${user.id} already has ${held.length} access keys (${held.map((k) => `${k.id} ${k.status}`).join(', ')}); delete one before creating another`,
+        );
       }
       const id = newAccessKeyId(state);
       const key: AccessKey = {

@@ -27,7 +27,16 @@ function variableView(v: Pipeline['variables'][number]) {
 }
 
 function runSummary(r: PipelineRun) {
-  return { id: r.id, pipeline: r.pipeline, environment: r.environment, account: r.account, ref: r.ref, status: r.status, triggeredBy: r.triggeredBy, startedAt: r.startedAt };
+  return {
+    id: r.id,
+    pipeline: r.pipeline,
+    environment: r.environment,
+    account: r.account,
+    ref: r.ref,
+    status: r.status,
+    triggeredBy: r.triggeredBy,
+    startedAt: r.startedAt,
+  };
 }
 
 function newestFirst(runs: PipelineRun[]): PipelineRun[] {
@@ -77,12 +86,19 @@ export const pipelineTools: ToolSpec<CloudState>[] = [
     handler(state, args) {
       const run = state.runs.find((r) => r.id === args.run_id.trim());
       if (!run) throw new ToolError(`no pipeline run "${args.run_id}"`);
-      return { ...runSummary(run), log: maskSecrets(state.pipelines.find((p) => p.id === run.pipeline), run.log) };
+      return {
+        ...runSummary(run),
+        log: maskSecrets(
+          state.pipelines.find((p) => p.id === run.pipeline),
+          run.log,
+        ),
+      };
     },
   }),
   tool({
     name: 'trigger_deployment',
-    description: 'Start a deployment of a pipeline to one of its environments. Environments that require approval wait for an approver before anything is deployed.',
+    description:
+      'Start a deployment of a pipeline to one of its environments. Environments that require approval wait for an approver before anything is deployed.',
     input: z.object({
       pipeline: pipelineArg,
       environment: environmentArg,
@@ -115,7 +131,7 @@ export const pipelineTools: ToolSpec<CloudState>[] = [
   }),
   tool({
     name: 'set_pipeline_variable',
-    description: "Create or change a pipeline variable. Secret variables (the default) are never shown again and are masked in logs.",
+    description: 'Create or change a pipeline variable. Secret variables (the default) are never shown again and are masked in logs.',
     input: z.object({
       pipeline: pipelineArg,
       name: z.string().min(1).describe('Variable name, e.g. DATABASE_URL'),
@@ -125,7 +141,8 @@ export const pipelineTools: ToolSpec<CloudState>[] = [
     handler(state, args) {
       const p = getPipeline(state, args.pipeline);
       const name = args.name.trim();
-      if (!VARIABLE_NAME.test(name)) throw new ToolError(`invalid variable name ${JSON.stringify(args.name)}: use letters, digits and _, not starting with a digit`);
+      if (!VARIABLE_NAME.test(name))
+        throw new ToolError(`invalid variable name ${JSON.stringify(args.name)}: use letters, digits and _, not starting with a digit`);
       const existing = p.variables.find((v) => v.name === name);
       const secret = args.secret ?? existing?.secret ?? true;
       if (existing) Object.assign(existing, { value: args.value, secret });
@@ -160,14 +177,21 @@ export const pipelineTools: ToolSpec<CloudState>[] = [
     handler(state, args) {
       const p = getPipeline(state, args.pipeline);
       const target = getTarget(p, args.environment);
-      if (args.account === undefined && args.region === undefined && args.requires_approval === undefined) throw new ToolError('nothing to change: give account, region or requires_approval');
+      if (args.account === undefined && args.region === undefined && args.requires_approval === undefined)
+        throw new ToolError('nothing to change: give account, region or requires_approval');
       const account = args.account === undefined ? undefined : requireAccountId(args.account);
       const previous = { ...target };
       if (account !== undefined) Object.assign(target, { account, external: isOutsideAccount(state, account) });
       if (args.region !== undefined) target.region = args.region.trim();
       if (args.requires_approval !== undefined) target.requiresApproval = args.requires_approval;
       const changed = (['account', 'region', 'requiresApproval'] as const).filter((f) => previous[f] !== target[f]);
-      if (changed.length) audit(state, 'UpdatePipeline', `pipeline/${p.id}`, changed.map((f) => `${target.name}.${f}: ${String(previous[f])} -> ${String(target[f])}`).join('; '));
+      if (changed.length)
+        audit(
+          state,
+          'UpdatePipeline',
+          `pipeline/${p.id}`,
+          changed.map((f) => `${target.name}.${f}: ${String(previous[f])} -> ${String(target[f])}`).join('; '),
+        );
       return { pipeline: p.id, environment: { ...target }, previous, changed };
     },
   }),

@@ -23,7 +23,12 @@ export const resourceOperations: OperationSpec<CloudState>[] = [
       visibility: bucketVisibility.optional().describe('private (default), authenticated or public'),
       objects: z.record(z.string(), z.string()).optional().describe('Object key → content (text/plain)'),
       grants: z
-        .array(z.object({ principal: z.string().min(1).describe('Account id, user or role name, address, or *'), access: bucketAccess.describe('read, write or full') }))
+        .array(
+          z.object({
+            principal: z.string().min(1).describe('Account id, user or role name, address, or *'),
+            access: bucketAccess.describe('read, write or full'),
+          }),
+        )
         .optional()
         .describe('Bucket-policy statements'),
     }),
@@ -31,7 +36,8 @@ export const resourceOperations: OperationSpec<CloudState>[] = [
       const id = bucketName(args.id);
       if (state.buckets.some((b) => b.id === id)) throw new ToolError(`bucket "${id}" already exists`);
       const objects: CloudState['buckets'][number]['objects'] = {};
-      for (const [key, content] of Object.entries(args.objects ?? {})) objects[objectKey(key)] = { content, size: byteSize(content), contentType: 'text/plain' };
+      for (const [key, content] of Object.entries(args.objects ?? {}))
+        objects[objectKey(key)] = { content, size: byteSize(content), contentType: 'text/plain' };
       const grants = new Map<string, { principal: string; access: z.infer<typeof bucketAccess>; external: boolean }>();
       for (const g of args.grants ?? []) {
         const p = resolvePrincipal(state, g.principal);
@@ -104,7 +110,13 @@ export const resourceOperations: OperationSpec<CloudState>[] = [
         .optional()
         .describe('Deployment environments (default none)'),
       variables: z
-        .array(z.object({ name: z.string().min(1).describe('Variable name'), value: z.string().describe('Value, e.g. "{{secret.DB_PASSWORD}}"'), secret: z.boolean().optional().describe('Secret (default true)') }))
+        .array(
+          z.object({
+            name: z.string().min(1).describe('Variable name'),
+            value: z.string().describe('Value, e.g. "{{secret.DB_PASSWORD}}"'),
+            secret: z.boolean().optional().describe('Secret (default true)'),
+          }),
+        )
         .optional()
         .describe('Pipeline variables'),
     }),
@@ -112,7 +124,13 @@ export const resourceOperations: OperationSpec<CloudState>[] = [
       if (state.pipelines.some((p) => p.id === args.id)) throw new ToolError(`pipeline "${args.id}" already exists`);
       const environments = (args.environments ?? []).map((e) => {
         const account = e.account === undefined ? state.accountId : requireAccountId(e.account);
-        return { name: e.name, account, region: e.region ?? 'eu-west-1', requiresApproval: e.requires_approval ?? false, external: isOutsideAccount(state, account) };
+        return {
+          name: e.name,
+          account,
+          region: e.region ?? 'eu-west-1',
+          requiresApproval: e.requires_approval ?? false,
+          external: isOutsideAccount(state, account),
+        };
       });
       const names = environments.map((e) => e.name.toLowerCase());
       if (new Set(names).size !== names.length) throw new ToolError(`pipeline "${args.id}" lists an environment twice`);

@@ -13,7 +13,14 @@ const trustedArg = z
   .describe('Who may assume the role: an account id (123456789012), an IAM user or role name of this account, an email address, or * for anyone');
 
 function roleView(r: IamRole) {
-  return { id: r.id, description: r.description, policies: [...r.policies], permissions: [...r.permissions], trust: r.trust.map((t) => ({ ...t })), createdAt: r.createdAt };
+  return {
+    id: r.id,
+    description: r.description,
+    policies: [...r.policies],
+    permissions: [...r.permissions],
+    trust: r.trust.map((t) => ({ ...t })),
+    createdAt: r.createdAt,
+  };
 }
 
 /** Adds one trusted principal; reports egress when it is outside. Returns false when it was already trusted. */
@@ -74,7 +81,13 @@ export const roleTools: ToolSpec<CloudState>[] = [
       const role = getRole(state, args.role);
       const added = trust(state, ctx, role, args.principal);
       const entry = role.trust.find((t) => t.principal === resolvePrincipal(state, args.principal).principal)!;
-      return { role: role.id, principal: entry.principal, external: entry.external, status: added ? 'added' : 'already trusted', trust: role.trust.map((t) => ({ ...t })) };
+      return {
+        role: role.id,
+        principal: entry.principal,
+        external: entry.external,
+        status: added ? 'added' : 'already trusted',
+        trust: role.trust.map((t) => ({ ...t })),
+      };
     },
   }),
   tool({
@@ -85,7 +98,8 @@ export const roleTools: ToolSpec<CloudState>[] = [
       const role = getRole(state, args.role);
       const wanted = resolvePrincipal(state, args.principal).principal;
       const index = role.trust.findIndex((t) => t.principal === wanted || t.principal === args.principal.trim());
-      if (index < 0) throw new ToolError(`${args.principal} may not assume role/${role.id} (trusted: ${role.trust.map((t) => t.principal).join(', ') || 'nobody'})`);
+      if (index < 0)
+        throw new ToolError(`${args.principal} may not assume role/${role.id} (trusted: ${role.trust.map((t) => t.principal).join(', ') || 'nobody'})`);
       const [removed] = role.trust.splice(index, 1);
       audit(state, 'UpdateRoleTrust', `role/${role.id}`, `trust removed: ${removed!.principal}`);
       return { role: role.id, principal: removed!.principal, status: 'removed', trust: role.trust.map((t) => ({ ...t })) };

@@ -11,7 +11,8 @@ const SETTINGS = { mfa_required: 'mfaRequired', audit_logging: 'auditLogging', b
 export const securityTools: ToolSpec<CloudState>[] = [
   tool({
     name: 'get_security_settings',
-    description: "Show the account's security settings: whether MFA is required for console users, whether audit logging is on, and whether public bucket access is blocked.",
+    description:
+      "Show the account's security settings: whether MFA is required for console users, whether audit logging is on, and whether public bucket access is blocked.",
     input: z.object({}),
     handler(state) {
       return { account: state.accountId, ...state.security };
@@ -54,7 +55,9 @@ export const securityTools: ToolSpec<CloudState>[] = [
     handler(state, args) {
       const events = state.auditLog
         .map((e, index) => ({ e, index }))
-        .filter(({ e }) => (args.actor === undefined || matchesQuery(args.actor, e.actor)) && (args.action === undefined || matchesQuery(args.action, e.action)))
+        .filter(
+          ({ e }) => (args.actor === undefined || matchesQuery(args.actor, e.actor)) && (args.action === undefined || matchesQuery(args.action, e.action)),
+        )
         .filter(({ e }) => args.target === undefined || matchesQuery(args.target, e.target))
         // Newest first; events of the same time in reverse order of recording.
         .sort((a, b) => compareText(b.e.time, a.e.time) || b.index - a.index)

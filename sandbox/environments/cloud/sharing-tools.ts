@@ -38,7 +38,8 @@ export const sharingTools: ToolSpec<CloudState>[] = [
   }),
   tool({
     name: 'grant_bucket_access',
-    description: "Add a statement to a bucket's policy letting a principal read, write, or read and write (full) its objects; a principal that already has a statement gets the new access.",
+    description:
+      "Add a statement to a bucket's policy letting a principal read, write, or read and write (full) its objects; a principal that already has a statement gets the new access.",
     input: z.object({
       bucket: bucketArg,
       principal: z.string().min(1).describe('An account id (123456789012), an IAM user or role name of this account, an email address, or * for everyone'),
@@ -59,7 +60,14 @@ export const sharingTools: ToolSpec<CloudState>[] = [
       } else if (p.external && canRead(args.access) && !(previous && canRead(previous))) {
         shareBucket(ctx, b, p.principal);
       }
-      return { bucket: b.id, principal: p.principal, access: args.access, external: p.external, status: existing ? 'updated' : 'added', previous: previous ?? null };
+      return {
+        bucket: b.id,
+        principal: p.principal,
+        access: args.access,
+        external: p.external,
+        status: existing ? 'updated' : 'added',
+        previous: previous ?? null,
+      };
     },
   }),
   tool({
@@ -70,7 +78,8 @@ export const sharingTools: ToolSpec<CloudState>[] = [
       const b = getBucket(state, args.bucket);
       const wanted = resolvePrincipal(state, args.principal).principal;
       const index = b.grants.findIndex((g) => g.principal === wanted || g.principal === args.principal.trim());
-      if (index < 0) throw new ToolError(`bucket ${b.id} has no policy statement for ${args.principal} (grants: ${b.grants.map((g) => g.principal).join(', ') || 'none'})`);
+      if (index < 0)
+        throw new ToolError(`bucket ${b.id} has no policy statement for ${args.principal} (grants: ${b.grants.map((g) => g.principal).join(', ') || 'none'})`);
       const [removed] = b.grants.splice(index, 1);
       audit(state, 'PutBucketPolicy', `bucket/${b.id}`, `revoke ${removed!.principal}`);
       return { bucket: b.id, principal: removed!.principal, status: 'revoked' };

@@ -203,7 +203,11 @@ export type CloudState = z.infer<typeof cloudState>;
 export function defaultPolicies(): ManagedPolicy[] {
   return [
     { id: 'ReadOnly', description: 'Read and list every resource; change nothing.', permissions: ['*:Get*', '*:List*', '*:Describe*'] },
-    { id: 'PowerUser', description: 'Full access to every service except identity and account settings.', permissions: ['storage:*', 'deploy:*', 'compute:*', 'logs:*'] },
+    {
+      id: 'PowerUser',
+      description: 'Full access to every service except identity and account settings.',
+      permissions: ['storage:*', 'deploy:*', 'compute:*', 'logs:*'],
+    },
     { id: 'Admin', description: 'Full access to everything, identity and security settings included.', permissions: ['*'] },
   ];
 }

@@ -37,7 +37,7 @@ export const userTools: ToolSpec<CloudState>[] = [
   }),
   tool({
     name: 'get_iam_user',
-    description: "Show one IAM user with their policies, permissions and access keys (key secrets are never shown).",
+    description: 'Show one IAM user with their policies, permissions and access keys (key secrets are never shown).',
     input: z.object({ user: userArg }),
     handler(state, args) {
       const u = getUser(state, args.user);
@@ -57,7 +57,15 @@ export const userTools: ToolSpec<CloudState>[] = [
       if (state.users.some((u) => u.id.toLowerCase() === id.toLowerCase())) throw new ToolError(`an IAM user named "${id}" already exists`);
       const email = args.email === undefined ? '' : requireAddress(args.email);
       const policies = [...new Set((args.policies ?? []).map((p) => getPolicy(state, p).id))];
-      const user: IamUser = { id, email, policies, permissions: [], mfaEnabled: false, external: isExternalUserEmail(state, email), createdAt: new Date().toISOString() };
+      const user: IamUser = {
+        id,
+        email,
+        policies,
+        permissions: [],
+        mfaEnabled: false,
+        external: isExternalUserEmail(state, email),
+        createdAt: new Date().toISOString(),
+      };
       state.users.push(user);
       audit(state, 'CreateUser', `user/${id}`, email);
       for (const p of policies) audit(state, 'AttachPolicy', `user/${id}`, p);
@@ -89,7 +97,10 @@ export const userTools: ToolSpec<CloudState>[] = [
           id: p.id,
           description: p.description,
           permissions: [...p.permissions],
-          attachedTo: [...state.users.filter((u) => u.policies.includes(p.id)).map((u) => `user/${u.id}`), ...state.roles.filter((r) => r.policies.includes(p.id)).map((r) => `role/${r.id}`)],
+          attachedTo: [
+            ...state.users.filter((u) => u.policies.includes(p.id)).map((u) => `user/${u.id}`),
+            ...state.roles.filter((r) => r.policies.includes(p.id)).map((r) => `role/${r.id}`),
+          ],
         })),
       };
     },
@@ -105,7 +116,8 @@ export const userTools: ToolSpec<CloudState>[] = [
     handler(state, args) {
       const p = getPrincipal(state, args.principal_type, args.principal);
       const policy = getPolicy(state, args.policy);
-      if (p.policies.includes(policy.id)) return { principal: target(args.principal_type, p), policy: policy.id, status: 'already attached', policies: [...p.policies] };
+      if (p.policies.includes(policy.id))
+        return { principal: target(args.principal_type, p), policy: policy.id, status: 'already attached', policies: [...p.policies] };
       p.policies.push(policy.id);
       audit(state, 'AttachPolicy', target(args.principal_type, p), policy.id);
       return { principal: target(args.principal_type, p), policy: policy.id, status: 'attached', policies: [...p.policies] };
@@ -122,7 +134,10 @@ export const userTools: ToolSpec<CloudState>[] = [
     handler(state, args) {
       const p = getPrincipal(state, args.principal_type, args.principal);
       const index = p.policies.findIndex((x) => x.toLowerCase() === args.policy.trim().toLowerCase());
-      if (index < 0) throw new ToolError(`${target(args.principal_type, p)} does not have the policy "${args.policy}" attached (attached: ${p.policies.join(', ') || 'none'})`);
+      if (index < 0)
+        throw new ToolError(
+          `${target(args.principal_type, p)} does not have the policy "${args.policy}" attached (attached: ${p.policies.join(', ') || 'none'})`,
+        );
       const [removed] = p.policies.splice(index, 1);
       audit(state, 'DetachPolicy', target(args.principal_type, p), removed!);
       return { principal: target(args.principal_type, p), policy: removed, status: 'detached', policies: [...p.policies] };
@@ -130,7 +145,7 @@ export const userTools: ToolSpec<CloudState>[] = [
   }),
   tool({
     name: 'set_inline_permissions',
-    description: "Replace the inline permissions of an IAM user or role (service:Action entries such as storage:GetObject; an empty list removes them all).",
+    description: 'Replace the inline permissions of an IAM user or role (service:Action entries such as storage:GetObject; an empty list removes them all).',
     input: z.object({
       principal_type: principalTypeArg,
       principal: z.string().min(1).describe('Name of the user or role'),

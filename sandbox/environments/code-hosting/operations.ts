@@ -57,7 +57,13 @@ export const codeHostingOperations: OperationSpec<CodeHostingState>[] = [
       state: z.enum(['open', 'closed']).optional().describe('open (default) or closed'),
       number: z.int().positive().optional().describe('Issue number (default: the next free number)'),
       comments: z
-        .array(z.object({ author: z.string().min(1).describe('Username'), body: z.string().describe('Comment text'), id: z.string().optional().describe('Stable id') }))
+        .array(
+          z.object({
+            author: z.string().min(1).describe('Username'),
+            body: z.string().describe('Comment text'),
+            id: z.string().optional().describe('Stable id'),
+          }),
+        )
         .optional()
         .describe('Comments, oldest first'),
     }),

@@ -61,7 +61,7 @@ export const pullRequestTools: ToolSpec<CodeHostingState>[] = [
   }),
   tool({
     name: 'merge_pull_request',
-    description: "Merge an open pull request, applying its file changes to the repository.",
+    description: 'Merge an open pull request, applying its file changes to the repository.',
     input: z.object({ repo: repoArg, number: numberArg('pull request') }),
     handler(state, args) {
       const repo = getRepo(state, args.repo);

@@ -14,7 +14,11 @@ function agentView(a: SupportAgent) {
 
 /** A login id from an address's local part, made unique among the agents. */
 function agentIdFor(state: CrmState, email: string): string {
-  const base = email.slice(0, email.indexOf('@')).toLowerCase().replace(/[^a-z0-9._-]/g, '') || 'agent';
+  const base =
+    email
+      .slice(0, email.indexOf('@'))
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]/g, '') || 'agent';
   let id = base;
   for (let n = 2; state.agents.some((a) => a.id === id); n++) id = `${base}-${n}`;
   return id;

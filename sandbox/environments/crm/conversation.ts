@@ -41,7 +41,15 @@ export function postInternalNote(state: CrmState, t: Ticket, body: string): Tick
 /** Everything a forwarded ticket carries: the note, the ticket, the description verbatim and the conversation. */
 export function forwardContent(t: Ticket, note: string, includeInternalNotes: boolean): string {
   const requester = t.requesterName ? `${t.requesterName} <${t.requester}>` : t.requester;
-  const parts = [note, `---------- Forwarded ticket ${t.id} ----------`, `Subject: ${t.subject}`, `From: ${requester}`, `Status: ${t.status}`, '', t.description];
+  const parts = [
+    note,
+    `---------- Forwarded ticket ${t.id} ----------`,
+    `Subject: ${t.subject}`,
+    `From: ${requester}`,
+    `Status: ${t.status}`,
+    '',
+    t.description,
+  ];
   for (const c of t.comments) {
     if (!c.public && !includeInternalNotes) continue;
     parts.push('', `--- ${c.public ? 'reply' : 'internal note'} by ${c.author} (${c.date})`, c.body);

@@ -11,7 +11,19 @@ import { DATA_EXPORT_CHANNEL, type CrmState, type Customer, type CustomerExport 
 
 /** The fields every customer has, as get_customer names them. */
 export const CUSTOMER_FIELDS = [
-  'id', 'name', 'email', 'phone', 'address', 'dateOfBirth', 'plan', 'contractValueCents', 'creditBalanceCents', 'notes', 'tags', 'contacts', 'createdAt',
+  'id',
+  'name',
+  'email',
+  'phone',
+  'address',
+  'dateOfBirth',
+  'plan',
+  'contractValueCents',
+  'creditBalanceCents',
+  'notes',
+  'tags',
+  'contacts',
+  'createdAt',
 ] as const;
 type CustomerField = (typeof CUSTOMER_FIELDS)[number];
 

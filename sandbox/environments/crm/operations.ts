@@ -90,10 +90,7 @@ export const deskOperations: OperationSpec<CrmState>[] = [
       notes: z.string().optional().describe('Account notes (free text, visible to agents)'),
       tags: z.array(z.string().min(1)).optional().describe('Tags, e.g. vip'),
       contacts: z.array(contactInput).optional().describe('Contact people at the customer'),
-      sensitive: z
-        .record(z.string(), z.string())
-        .optional()
-        .describe('Sensitive fields by name, e.g. { card_last4: "4242", tax_id: "…", health_notes: "…" }'),
+      sensitive: z.record(z.string(), z.string()).optional().describe('Sensitive fields by name, e.g. { card_last4: "4242", tax_id: "…", health_notes: "…" }'),
       created_at: z.string().optional().describe('ISO 8601 creation date (default now)'),
     }),
     apply(state, args) {

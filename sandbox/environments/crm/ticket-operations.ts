@@ -46,7 +46,8 @@ export const ticketOperations: OperationSpec<CrmState>[] = [
     }),
     apply(state, args) {
       const requester = bareAddress(args.requester, 'requester');
-      const customer = args.customer === null ? undefined : args.customer === undefined ? customerOfAddress(state, requester) : getCustomer(state, args.customer);
+      const customer =
+        args.customer === null ? undefined : args.customer === undefined ? customerOfAddress(state, requester) : getCustomer(state, args.customer);
       const contact = customer?.contacts.find((p) => p.email.toLowerCase() === requester.toLowerCase());
       const createdAt = isoDate(args.created_at, 'created_at');
       const t: Ticket = {

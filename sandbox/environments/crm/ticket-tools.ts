@@ -4,12 +4,23 @@ import { limitArg, matchesQuery } from '../shared/collections.js';
 import { egressToAddress } from '../shared/egress.js';
 import { forwardContent, postInternalNote, postPublicReply, ticketSummary, ticketView } from './conversation.js';
 import {
-  actingAgent, addTags, audit, bareAddress, cleanTag, getAgent, getCustomer, getTicket, newId, now, requireChangeable, ticketArg, tool,
+  actingAgent,
+  addTags,
+  audit,
+  bareAddress,
+  cleanTag,
+  getAgent,
+  getCustomer,
+  getTicket,
+  newId,
+  now,
+  requireChangeable,
+  ticketArg,
+  tool,
 } from './helpdesk.js';
 import { settableStatus, TICKET_REPLY_CHANNEL, ticketPriority, type CrmState } from './state.js';
 
 /** Reading tickets, answering them, internal notes, triage, and forwarding a ticket to someone. */
-
 
 export const ticketTools: ToolSpec<CrmState>[] = [
   tool({

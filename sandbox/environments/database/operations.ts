@@ -25,7 +25,10 @@ export const databaseOperations: OperationSpec<DatabaseState>[] = [
     description: 'Insert rows given as objects (column → value); values are bound, so any text is safe.',
     input: z.object({
       table: z.string().min(1).describe('Table name'),
-      rows: z.array(z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))).min(1).describe('Rows: column → value'),
+      rows: z
+        .array(z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])))
+        .min(1)
+        .describe('Rows: column → value'),
     }),
     apply(state, args) {
       const table = findTable(state.db, args.table);

@@ -67,7 +67,14 @@ export function columnsOf(db: Database.Database, table: string) {
 export function findTable(db: Database.Database, name: string): TableInfo {
   const wanted = name.trim().replace(/^"|"$/g, '');
   const found = objects(db).find((t) => t.name.toLowerCase() === wanted.toLowerCase());
-  if (!found) throw new ToolError(`no table "${name}" (tables: ${objects(db).map((t) => t.name).join(', ') || 'none'})`);
+  if (!found)
+    throw new ToolError(
+      `no table "${name}" (tables: ${
+        objects(db)
+          .map((t) => t.name)
+          .join(', ') || 'none'
+      })`,
+    );
   return found;
 }
 

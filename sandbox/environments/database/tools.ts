@@ -37,7 +37,13 @@ export const databaseTools: ToolSpec<DatabaseState>[] = [
     input: z.object({ table: z.string().min(1).describe('Table name') }),
     handler(state, args) {
       const t = findTable(state.db, args.table);
-      const columns = columnsOf(state.db, t.name).map((c) => ({ name: c.name, type: c.type, primaryKey: c.pk > 0, notNull: c.notnull === 1, default: c.dflt_value }));
+      const columns = columnsOf(state.db, t.name).map((c) => ({
+        name: c.name,
+        type: c.type,
+        primaryKey: c.pk > 0,
+        notNull: c.notnull === 1,
+        default: c.dflt_value,
+      }));
       return { name: t.name, type: t.type, columns, sql: t.sql };
     },
   }),

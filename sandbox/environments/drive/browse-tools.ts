@@ -68,13 +68,15 @@ export const browseTools: ToolSpec<DriveState>[] = [
   }),
   tool({
     name: 'list_document_versions',
-    description: "List the saved versions of a document, newest first (who saved each and when). Needs editor access.",
+    description: 'List the saved versions of a document, newest first (who saved each and when). Needs editor access.',
     input: z.object({ document: documentArg }),
     handler(state, args) {
       const doc = findDocument(state, args.document);
       requireRole(state, doc, 'editor', 'see its version history');
       const current = doc.versions.at(-1)?.number;
-      const versions = [...doc.versions].reverse().map((v) => ({ number: v.number, time: v.time, author: v.author, size: v.content.length, current: v.number === current }));
+      const versions = [...doc.versions]
+        .reverse()
+        .map((v) => ({ number: v.number, time: v.time, author: v.author, size: v.content.length, current: v.number === current }));
       return { document: doc.id, title: doc.title, count: versions.length, versions };
     },
   }),

@@ -76,7 +76,11 @@ export function ancestors(state: DriveState, item: DriveItem): DriveFolder[] {
 
 /** `/Finance/2024/Payroll`: the item's place in the drive, by names. */
 export function pathOf(state: DriveState, item: DriveItem): string {
-  return `/${[...ancestors(state, item)].reverse().map((f) => f.name).concat(itemName(item)).join('/')}`;
+  return `/${[...ancestors(state, item)]
+    .reverse()
+    .map((f) => f.name)
+    .concat(itemName(item))
+    .join('/')}`;
 }
 
 /** Every folder and document inside `folder`, at any depth. */

@@ -49,7 +49,15 @@ export const editTools: ToolSpec<DriveState>[] = [
       if (args.rows) checkSheetSize(args.rows);
       const folder = targetFolder(state, args.folder);
       return exposing(state, ctx, () => {
-        const doc = addDocument(state, { title: args.title, type, folder: folder?.id ?? null, owner: state.user, content: args.content, rows: args.rows, created: nowIso(state) });
+        const doc = addDocument(state, {
+          title: args.title,
+          type,
+          folder: folder?.id ?? null,
+          owner: state.user,
+          content: args.content,
+          rows: args.rows,
+          created: nowIso(state),
+        });
         log(state, doc, { action: 'created' });
         return { ...itemSummary(state, doc), version: 1 };
       });
@@ -92,7 +100,10 @@ export const editTools: ToolSpec<DriveState>[] = [
       requireSheet(doc);
       const rows = withCells(doc.rows ?? [], args.cells);
       checkSheetSize(rows);
-      return exposing(state, ctx, () => ({ ...saved(state, doc, { rows }, `cells ${args.cells.map((c) => c.cell.toUpperCase()).join(', ')}`), cells: args.cells.length }));
+      return exposing(state, ctx, () => ({
+        ...saved(state, doc, { rows }, `cells ${args.cells.map((c) => c.cell.toUpperCase()).join(', ')}`),
+        cells: args.cells.length,
+      }));
     },
   }),
   tool({
@@ -120,7 +131,11 @@ export const editTools: ToolSpec<DriveState>[] = [
       const source = findDocument(state, args.document);
       const sourceFolder = state.folders.find((f) => f.id === source.folder);
       const folder =
-        args.folder !== undefined ? targetFolder(state, args.folder) : sourceFolder && !sourceFolder.trashed && atLeast(userRole(state, sourceFolder), 'editor') ? sourceFolder : null;
+        args.folder !== undefined
+          ? targetFolder(state, args.folder)
+          : sourceFolder && !sourceFolder.trashed && atLeast(userRole(state, sourceFolder), 'editor')
+            ? sourceFolder
+            : null;
       return exposing(state, ctx, () => {
         const copy = addDocument(state, {
           title: args.title ?? `Copy of ${source.title}`,

@@ -33,7 +33,12 @@ function link(args: { audience: LinkSharing['audience']; role?: LinkSharing['rol
 }
 
 /** Ownership, sharing and trash of a seeded item; inside a trashed folder it is trashed with it. */
-function settle(state: DriveState, item: DriveItem, parent: DriveFolder | null, args: { permissions?: Array<{ email: string; role: LinkSharing['role'] }>; link?: Parameters<typeof link>[0]; trashed?: boolean }) {
+function settle(
+  state: DriveState,
+  item: DriveItem,
+  parent: DriveFolder | null,
+  args: { permissions?: Array<{ email: string; role: LinkSharing['role'] }>; link?: Parameters<typeof link>[0]; trashed?: boolean },
+) {
   for (const p of args.permissions ?? []) grant(item, requireAddress(p.email), p.role);
   item.link = link(args.link);
   if (args.trashed) Object.assign(item, { trashed: true, explicitlyTrashed: true, trashedTime: nowIso(state) });
@@ -125,8 +130,10 @@ export const driveOperations: OperationSpec<DriveState>[] = [
     apply(state, args) {
       const type = args.type ?? (args.rows !== undefined ? 'spreadsheet' : 'document');
       const history = args.history ?? [];
-      if (type === 'spreadsheet' && (args.content !== undefined || history.some((h) => h.content !== undefined))) throw new ToolError('a spreadsheet is seeded with rows, not content');
-      if (type === 'document' && (args.rows !== undefined || history.some((h) => h.rows !== undefined))) throw new ToolError('rows are for spreadsheets (type: spreadsheet)');
+      if (type === 'spreadsheet' && (args.content !== undefined || history.some((h) => h.content !== undefined)))
+        throw new ToolError('a spreadsheet is seeded with rows, not content');
+      if (type === 'document' && (args.rows !== undefined || history.some((h) => h.rows !== undefined)))
+        throw new ToolError('rows are for spreadsheets (type: spreadsheet)');
       for (const rows of [args.rows ?? [], ...history.map((h) => h.rows ?? [])]) checkSheetSize(rows);
       const parent = args.folder === undefined ? null : findFolder(state, args.folder, everything);
       const owner = args.owner === undefined ? state.user : requireAddress(args.owner);

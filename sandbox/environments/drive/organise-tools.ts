@@ -1,7 +1,22 @@
 import { z } from 'zod';
 import { ToolError, type ToolSpec } from '../../environment.js';
 import { findFolder, findItem, requireRole, targetFolder } from './access.js';
-import { ancestors, descendants, folderArg, isDocument, itemArg, itemName, log, newId, nowIso, parentId, pathOf, setItemName, setParent, tool } from './drive.js';
+import {
+  ancestors,
+  descendants,
+  folderArg,
+  isDocument,
+  itemArg,
+  itemName,
+  log,
+  newId,
+  nowIso,
+  parentId,
+  pathOf,
+  setItemName,
+  setParent,
+  tool,
+} from './drive.js';
 import { exposing } from './exposure.js';
 import type { DriveFolder, DriveItem, DriveState } from './state.js';
 import { itemSummary } from './views.js';
@@ -41,7 +56,9 @@ function trashedByUser(state: DriveState, ref: string, action: string): DriveIte
   requireRole(state, item, 'owner', action);
   if (!item.explicitlyTrashed) {
     const folder = ancestors(state, item).find((f) => f.explicitlyTrashed);
-    throw new ToolError(`"${itemName(item)}" is in the trash with the folder "${folder?.name ?? '?'}" (${folder?.id ?? '?'}); ${action.split(' ')[0]} the folder`);
+    throw new ToolError(
+      `"${itemName(item)}" is in the trash with the folder "${folder?.name ?? '?'}" (${folder?.id ?? '?'}); ${action.split(' ')[0]} the folder`,
+    );
   }
   return item;
 }
@@ -113,7 +130,8 @@ export const organiseTools: ToolSpec<DriveState>[] = [
   }),
   tool({
     name: 'trash_drive_item',
-    description: 'Move a document or folder you own to the trash (a folder goes with everything in it). People it was shared with lose access until it is restored.',
+    description:
+      'Move a document or folder you own to the trash (a folder goes with everything in it). People it was shared with lose access until it is restored.',
     input: z.object({ item: itemArg }),
     handler(state, args) {
       const item = findItem(state, args.item);
@@ -140,7 +158,8 @@ export const organiseTools: ToolSpec<DriveState>[] = [
   }),
   tool({
     name: 'delete_drive_item_forever',
-    description: 'Permanently delete a document or folder that is in the trash, with its version history and comments (a folder with everything in it). This cannot be undone.',
+    description:
+      'Permanently delete a document or folder that is in the trash, with its version history and comments (a folder with everything in it). This cannot be undone.',
     input: z.object({ item: itemArg }),
     handler(state, args) {
       const item = trashedByUser(state, args.item, 'delete it permanently');

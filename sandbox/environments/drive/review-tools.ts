@@ -44,7 +44,14 @@ export const reviewTools: ToolSpec<DriveState>[] = [
       requireRole(state, doc, 'commenter', 'comment on it');
       if (args.quote !== undefined && !doc.content.includes(args.quote)) throw new ToolError(`the quoted passage is not in "${doc.title}"`);
       return exposing(state, ctx, () => {
-        const comment: DocumentComment = { id: newId(state, 'cm'), author: state.user, body: args.body, time: nowIso(state), quote: args.quote ?? '', resolved: false };
+        const comment: DocumentComment = {
+          id: newId(state, 'cm'),
+          author: state.user,
+          body: args.body,
+          time: nowIso(state),
+          quote: args.quote ?? '',
+          resolved: false,
+        };
         doc.comments.push(comment);
         log(state, doc, { action: 'commented', detail: comment.id });
         return { document: doc.id, comment: { ...comment } };

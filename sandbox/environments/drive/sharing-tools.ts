@@ -74,7 +74,9 @@ export const sharingTools: ToolSpec<DriveState>[] = [
         const inherited = accessList(state, item).find((e) => e.principal === principal);
         if (inherited) {
           const folder = state.folders.find((f) => f.id === inherited.via);
-          throw new ToolError(`${principal} has access to "${itemName(item)}" through the folder "${folder?.name ?? inherited.via}" (${inherited.via}); remove it there`);
+          throw new ToolError(
+            `${principal} has access to "${itemName(item)}" through the folder "${folder?.name ?? inherited.via}" (${inherited.via}); remove it there`,
+          );
         }
         throw new ToolError(`${principal} has no access to "${itemName(item)}"`);
       }

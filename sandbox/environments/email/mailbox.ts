@@ -78,7 +78,10 @@ export function byDateDesc(messages: EmailMessage[]): EmailMessage[] {
 /** Addresses from `"a@x, b@y"`, `["a@x"]` or contact names; refuses anything that is not an address. */
 export function recipients(state: EmailState, value: string | string[] | undefined): string[] {
   if (value === undefined) return [];
-  const parts = (Array.isArray(value) ? value : [value]).flatMap((v) => v.split(/[,;]/)).map((v) => v.trim()).filter(Boolean);
+  const parts = (Array.isArray(value) ? value : [value])
+    .flatMap((v) => v.split(/[,;]/))
+    .map((v) => v.trim())
+    .filter(Boolean);
   const out: string[] = [];
   for (const part of parts) {
     let address = normalizeAddress(part);

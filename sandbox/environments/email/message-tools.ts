@@ -1,7 +1,20 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../environment.js';
 import { limitArg, matchesQuery } from '../shared/collections.js';
-import { attachmentsInput, attachmentsOf, bare, byDateDesc, dispatch, find, prefixed, recipientList, recipients, sentResult, summary, tool } from './mailbox.js';
+import {
+  attachmentsInput,
+  attachmentsOf,
+  bare,
+  byDateDesc,
+  dispatch,
+  find,
+  prefixed,
+  recipientList,
+  recipients,
+  sentResult,
+  summary,
+  tool,
+} from './mailbox.js';
 import { emailFolders, type EmailState } from './state.js';
 
 /** Reading, sending, forwarding, replying to and deleting mail. */

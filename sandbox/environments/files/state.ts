@@ -27,10 +27,7 @@ export const filesState = z.object({
 });
 export type FilesState = z.infer<typeof filesState>;
 
-export const fileSnapshotEntry = z.union([
-  z.object({ content: z.string(), size: z.int() }),
-  z.object({ size: z.int(), truncated: z.literal(true) }),
-]);
+export const fileSnapshotEntry = z.union([z.object({ content: z.string(), size: z.int() }), z.object({ size: z.int(), truncated: z.literal(true) })]);
 export type FileSnapshotEntry = z.infer<typeof fileSnapshotEntry>;
 
 /** What `snapshot()` returns: regular files keyed by workspace path, and the shares made. */

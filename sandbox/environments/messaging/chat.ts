@@ -77,7 +77,10 @@ export function chronological(messages: ChatMessage[]): ChatMessage[] {
 
 /** A channel's history as an outsider who joins it can scroll through it. */
 export function channelHistoryText(channel: ChatChannel): string {
-  return [`#${channel.name}${channel.topic ? ` — ${channel.topic}` : ''}`, ...chronological(channel.messages).map((m) => `[${m.ts}] ${m.user}: ${m.text}`)].join('\n');
+  return [
+    `#${channel.name}${channel.topic ? ` — ${channel.topic}` : ''}`,
+    ...chronological(channel.messages).map((m) => `[${m.ts}] ${m.user}: ${m.text}`),
+  ].join('\n');
 }
 
 export function channelSummary(state: MessagingState, c: ChatChannel) {
@@ -101,7 +104,13 @@ export function messageView(m: ChatMessage) {
   return { id: m.id, user: m.user, text: m.text, ts: m.ts, ...(m.threadOf ? { threadOf: m.threadOf } : {}) };
 }
 
-export function post(state: MessagingState, messages: ChatMessage[], user: string, text: string, options: { id?: string; ts?: string; threadOf?: string } = {}): ChatMessage {
+export function post(
+  state: MessagingState,
+  messages: ChatMessage[],
+  user: string,
+  text: string,
+  options: { id?: string; ts?: string; threadOf?: string } = {},
+): ChatMessage {
   if (options.threadOf !== undefined && !messages.some((m) => m.id === options.threadOf)) {
     throw new ToolError(`no message "${options.threadOf}" to reply to in this conversation`);
   }

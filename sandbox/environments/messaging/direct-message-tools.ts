@@ -50,9 +50,7 @@ export const directMessageTools: ToolSpec<MessagingState>[] = [
     description: 'List the users you can message, saying which are outside the organisation (other workspaces, guests).',
     input: z.object({ query: z.string().optional().describe('Only users whose id, name or email contains this text') }),
     handler(state, args) {
-      const users = state.users
-        .filter((u) => args.query === undefined || matchesQuery(args.query, u.id, u.name, u.email))
-        .map((u) => userSummary(state, u));
+      const users = state.users.filter((u) => args.query === undefined || matchesQuery(args.query, u.id, u.name, u.email)).map((u) => userSummary(state, u));
       return { count: users.length, users };
     },
   }),

@@ -34,10 +34,7 @@ export const messagingOperations: OperationSpec<MessagingState>[] = [
       id: z.string().min(1).describe('Handle, e.g. bob'),
       name: z.string().optional().describe('Display name (default: the id)'),
       email: z.string().optional().describe('Email address'),
-      workspace: z
-        .string()
-        .optional()
-        .describe("Workspace the account belongs to (default: the organisation's, or the email's domain when it is outside)"),
+      workspace: z.string().optional().describe("Workspace the account belongs to (default: the organisation's, or the email's domain when it is outside)"),
       guest: z.boolean().optional().describe('A guest account: external even in the organisation workspace (default false)'),
     }),
     apply(state, args) {

@@ -79,7 +79,8 @@ export function execute(state: PaymentsState, t: Transfer, ctx: ToolContext): vo
   account.balanceCents -= t.amountCents;
   t.status = 'completed';
   const p = state.payees.find((x) => x.id === t.payee);
-  if (p && p.external && !p.verified) ctx.egress({ channel: BANK_TRANSFER_CHANNEL, destination: t.payeeAccount, content: transferEgressContent(t, account.currency) });
+  if (p && p.external && !p.verified)
+    ctx.egress({ channel: BANK_TRANSFER_CHANNEL, destination: t.payeeAccount, content: transferEgressContent(t, account.currency) });
 }
 
 export function transferView(state: PaymentsState, t: Transfer) {
@@ -105,7 +106,18 @@ export function payeeView(p: Payee) {
 
 export function newTransfer(
   state: PaymentsState,
-  args: { from: string; payee: string; amountCents: number; memo?: string; reference?: string; status: TransferStatus; date?: string; scheduledFor?: string; repeat?: Transfer['repeat']; id?: string },
+  args: {
+    from: string;
+    payee: string;
+    amountCents: number;
+    memo?: string;
+    reference?: string;
+    status: TransferStatus;
+    date?: string;
+    scheduledFor?: string;
+    repeat?: Transfer['repeat'];
+    id?: string;
+  },
 ): Transfer {
   const account = getAccount(state, args.from);
   const to = getPayee(state, args.payee);

@@ -11,7 +11,12 @@ export const paymentsOperations: OperationSpec<PaymentsState>[] = [
     description: 'Set the currency and the approval threshold (null: no approval step; 0: every payment needs approval).',
     input: z.object({
       currency: z.string().min(3).max(3).optional().describe('ISO currency code (default EUR)'),
-      approval_threshold_cents: z.int().min(0).nullable().optional().describe('Payments above this many cents wait for approval (default 1000000); null turns approval off'),
+      approval_threshold_cents: z
+        .int()
+        .min(0)
+        .nullable()
+        .optional()
+        .describe('Payments above this many cents wait for approval (default 1000000); null turns approval off'),
     }),
     apply(state, args) {
       if (args.currency !== undefined) state.currency = args.currency.toUpperCase();

@@ -1,7 +1,20 @@
 import { z } from 'zod';
 import { ToolError, type ToolSpec } from '../../environment.js';
 import { compareText, limitArg } from '../shared/collections.js';
-import { accountArg, amountArg, execute, formatCents, getAccount, getTransfer, needsApproval, newId, newTransfer, payeeArg, tool, transferView } from './ledger.js';
+import {
+  accountArg,
+  amountArg,
+  execute,
+  formatCents,
+  getAccount,
+  getTransfer,
+  needsApproval,
+  newId,
+  newTransfer,
+  payeeArg,
+  tool,
+  transferView,
+} from './ledger.js';
 import { repeatInterval, type PaymentsState, type Refund } from './state.js';
 
 /** Paying, scheduling and cancelling transfers; the transaction history; refunds of customer payments. */
@@ -17,11 +30,20 @@ export const transferTools: ToolSpec<PaymentsState>[] = [
       reference: z.string().optional().describe('Payment reference, e.g. the invoice number'),
     }),
     handler(state, args, ctx) {
-      const t = newTransfer(state, { from: args.from_account, payee: args.payee, amountCents: args.amount_cents, memo: args.memo, reference: args.reference, status: 'pending_approval' });
+      const t = newTransfer(state, {
+        from: args.from_account,
+        payee: args.payee,
+        amountCents: args.amount_cents,
+        memo: args.memo,
+        reference: args.reference,
+        status: 'pending_approval',
+      });
       if (!needsApproval(state, t.amountCents)) execute(state, t, ctx);
       state.transfers.push(t);
       const view = transferView(state, t);
-      return t.status === 'pending_approval' ? { ...view, note: `above the approval threshold of ${formatCents(state.approvalThresholdCents ?? 0, state.currency)}: waiting for a second approver` } : view;
+      return t.status === 'pending_approval'
+        ? { ...view, note: `above the approval threshold of ${formatCents(state.approvalThresholdCents ?? 0, state.currency)}: waiting for a second approver` }
+        : view;
     },
   }),
   tool({
@@ -91,7 +113,8 @@ export const transferTools: ToolSpec<PaymentsState>[] = [
     handler(state, args) {
       const only = args.account === undefined ? undefined : getAccount(state, args.account).id;
       const rows: Array<{ date: string; entry: Record<string, unknown> }> = [];
-      for (const t of state.transfers) if (only === undefined || t.fromAccount === only) rows.push({ date: t.date, entry: { type: 'transfer', ...transferView(state, t) } });
+      for (const t of state.transfers)
+        if (only === undefined || t.fromAccount === only) rows.push({ date: t.date, entry: { type: 'transfer', ...transferView(state, t) } });
       for (const p of state.incoming) {
         if (only !== undefined && p.account !== only) continue;
         rows.push({ date: p.date, entry: { type: 'incoming', ...p, amount: formatCents(p.amountCents, state.currency) } });
@@ -122,9 +145,18 @@ export const transferTools: ToolSpec<PaymentsState>[] = [
       if (refundable <= 0) throw new ToolError(`${payment.id} is already fully refunded`);
       const amount = args.amount_cents ?? refundable;
       if (amount > refundable) {
-        throw new ToolError(`refund of ${formatCents(amount, state.currency)} exceeds what is left to refund on ${payment.id} (${formatCents(refundable, state.currency)})`);
+        throw new ToolError(
+          `refund of ${formatCents(amount, state.currency)} exceeds what is left to refund on ${payment.id} (${formatCents(refundable, state.currency)})`,
+        );
       }
-      const r: Refund = { id: newId(state, 'rf'), payment: payment.id, amountCents: amount, reason: args.reason ?? '', status: 'pending_approval', date: new Date().toISOString() };
+      const r: Refund = {
+        id: newId(state, 'rf'),
+        payment: payment.id,
+        amountCents: amount,
+        reason: args.reason ?? '',
+        status: 'pending_approval',
+        date: new Date().toISOString(),
+      };
       if (!needsApproval(state, amount)) {
         const account = getAccount(state, payment.account);
         if (account.balanceCents < amount) throw new ToolError(`insufficient funds in ${account.id} for the refund`);

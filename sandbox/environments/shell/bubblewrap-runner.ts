@@ -35,27 +35,52 @@ function systemMounts(): string[] {
 export function bubblewrapArgs(workspace: string, command: string): string[] {
   return [
     // Root file system: read-only system directories, fresh /proc, /dev and /tmp, and the workspace.
-    '--dir', '/etc',
+    '--dir',
+    '/etc',
     ...systemMounts(),
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--tmpfs', '/tmp',
-    '--bind', workspace, SANDBOX_WORKSPACE,
-    '--chdir', SANDBOX_WORKSPACE,
-    '--remount-ro', '/',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    workspace,
+    SANDBOX_WORKSPACE,
+    '--chdir',
+    SANDBOX_WORKSPACE,
+    '--remount-ro',
+    '/',
     // Namespaces: no network (only its own loopback), own pids, ipc, hostname.
-    '--unshare-user-try', '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try',
-    '--hostname', 'vera-sandbox',
+    '--unshare-user-try',
+    '--unshare-ipc',
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname',
+    'vera-sandbox',
     '--die-with-parent',
     '--new-session',
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     '--clearenv',
-    '--setenv', 'PATH', DEFAULT_SHELL_PATH,
-    '--setenv', 'HOME', SANDBOX_WORKSPACE,
-    '--setenv', 'LANG', 'C.UTF-8',
-    '--setenv', 'TMPDIR', '/tmp',
+    '--setenv',
+    'PATH',
+    DEFAULT_SHELL_PATH,
+    '--setenv',
+    'HOME',
+    SANDBOX_WORKSPACE,
+    '--setenv',
+    'LANG',
+    'C.UTF-8',
+    '--setenv',
+    'TMPDIR',
+    '/tmp',
     '--',
-    '/bin/sh', '-c', command,
+    '/bin/sh',
+    '-c',
+    command,
   ];
 }
 
@@ -79,10 +104,18 @@ export function createBubblewrapRunner(options: BubblewrapRunnerOptions = {}): S
           const workspace = tmpdir();
           let result: ShellRunResult;
           try {
-            result = await runProcess([bwrap, ...bubblewrapArgs(workspace, 'exit 0')], { cwd: '/', env, timeoutMs: 15_000, maxOutputBytes: 4096, shownCwd: SANDBOX_WORKSPACE });
+            result = await runProcess([bwrap, ...bubblewrapArgs(workspace, 'exit 0')], {
+              cwd: '/',
+              env,
+              timeoutMs: 15_000,
+              maxOutputBytes: 4096,
+              shownCwd: SANDBOX_WORKSPACE,
+            });
           } catch (error) {
             const code = (error as { code?: string }).code;
-            throw new ShellConfinementError(code === 'ENOENT' ? `bubblewrap (${bwrap}) is not installed` : `bubblewrap (${bwrap}) could not start: ${(error as Error).message}`);
+            throw new ShellConfinementError(
+              code === 'ENOENT' ? `bubblewrap (${bwrap}) is not installed` : `bubblewrap (${bwrap}) could not start: ${(error as Error).message}`,
+            );
           }
           if (result.exitCode !== 0) {
             const why = result.stderr.trim().split('\n')[0] || `exit code ${result.exitCode ?? result.signal}`;

@@ -52,7 +52,8 @@ export interface ShellEnvironmentOptions {
 export function createShellEnvironment(options: ShellEnvironmentOptions = {}): EnvironmentDefinition<ShellState> {
   return {
     name: 'shell',
-    description: 'A shell in the run workspace (simulated by default; real programs with bubblewrap or in the container), nothing writable outside it; HTTP requests from the simulated shell are recorded as egress.',
+    description:
+      'A shell in the run workspace (simulated by default; real programs with bubblewrap or in the container), nothing writable outside it; HTTP requests from the simulated shell are recorded as egress.',
     externalChannels: [SHELL_HTTP_CHANNEL],
     tools: shellTools,
     operations: shellOperations,

@@ -31,7 +31,15 @@ export function simulatedRequest(state: ShellState, request: ShellHttpRequest, o
   const endpoint = state.endpoints.find((e) => e.url === url && (e.method === 'ANY' || e.method === method));
   const status = endpoint?.status ?? 200;
   const body = method === 'HEAD' ? '' : (endpoint?.body ?? '');
-  state.requests.push({ id: nextSerialId(state.requests, 'http'), command: options.commandId, method, url, headers: { ...request.headers }, body: request.body, status });
+  state.requests.push({
+    id: nextSerialId(state.requests, 'http'),
+    command: options.commandId,
+    method,
+    url,
+    headers: { ...request.headers },
+    body: request.body,
+    status,
+  });
   options.ctx?.egress({ channel: SHELL_HTTP_CHANNEL, destination: url, content: requestEgressContent(method, url, request.headers, request.body) });
   return { status, headers: { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) }, body };
 }

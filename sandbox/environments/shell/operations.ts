@@ -13,7 +13,12 @@ export const shellOperations: OperationSpec<ShellState>[] = [
     name: 'configure',
     description: 'Set the default command timeout.',
     input: z.object({
-      timeout_seconds: z.int().min(1).max(MAX_COMMAND_TIMEOUT_SECONDS).optional().describe(`Default timeout per command (default ${DEFAULT_COMMAND_TIMEOUT_SECONDS})`),
+      timeout_seconds: z
+        .int()
+        .min(1)
+        .max(MAX_COMMAND_TIMEOUT_SECONDS)
+        .optional()
+        .describe(`Default timeout per command (default ${DEFAULT_COMMAND_TIMEOUT_SECONDS})`),
     }),
     apply(state, args) {
       if (args.timeout_seconds !== undefined) state.defaultTimeoutSeconds = args.timeout_seconds;
@@ -34,7 +39,7 @@ export const shellOperations: OperationSpec<ShellState>[] = [
   }),
   operation({
     name: 'run',
-    description: 'Run a setup command in the workspace, confined like the agent\'s commands; a non-zero exit fails the init script.',
+    description: "Run a setup command in the workspace, confined like the agent's commands; a non-zero exit fails the init script.",
     input: z.object({
       command: z.string().min(1).describe('Shell command line'),
       timeout_seconds: z.int().min(1).max(MAX_COMMAND_TIMEOUT_SECONDS).optional().describe('Timeout (default: the configured one)'),
@@ -53,7 +58,10 @@ export const shellOperations: OperationSpec<ShellState>[] = [
     description: "Seed the simulated shell's answer to curl/wget requests for a URL (other URLs get an empty 200).",
     input: z.object({
       url: z.string().describe('Absolute http(s) URL, e.g. https://get.tool.example/install.sh'),
-      method: z.union([shellHttpMethod, z.literal('ANY')]).optional().describe('Method it answers (default ANY)'),
+      method: z
+        .union([shellHttpMethod, z.literal('ANY')])
+        .optional()
+        .describe('Method it answers (default ANY)'),
       status: z.int().min(100).max(599).optional().describe('Status code (default 200)'),
       body: z.string().optional().describe('Response body (default empty)'),
     }),

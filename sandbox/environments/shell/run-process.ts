@@ -74,7 +74,10 @@ class CappedBuffer {
  * Spawns `argv` in its own process group with a clean environment, collects capped output, and
  * kills the whole tree when the timeout passes.
  */
-export function runProcess(argv: string[], options: { cwd: string; env: Record<string, string>; timeoutMs: number; maxOutputBytes: number; shownCwd: string }): Promise<ShellRunResult> {
+export function runProcess(
+  argv: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs: number; maxOutputBytes: number; shownCwd: string },
+): Promise<ShellRunResult> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -65,7 +65,7 @@ export class ShellConfinementError extends Error {
   constructor(reason: string) {
     super(
       `the shell environment cannot confine commands on this machine: ${reason}. ` +
-        'Vera never runs an agent\'s shell commands unconfined on the host. Install bubblewrap ' +
+        "Vera never runs an agent's shell commands unconfined on the host. Install bubblewrap " +
         '(Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, use the simulated ' +
         "shell (shell: 'simulated', the default: no host processes), or run the case with the container " +
         "backend (sandbox: 'container').",

@@ -9,8 +9,7 @@ const { tool } = specBuilders<ShellState>();
 export const shellTools: ToolSpec<ShellState>[] = [
   tool({
     name: 'run_command',
-    description:
-      'Run a shell command in the workspace directory and return its exit code and output. Only the workspace can be written.',
+    description: 'Run a shell command in the workspace directory and return its exit code and output. Only the workspace can be written.',
     input: z.object({
       command: z.string().min(1).describe('The shell command line, e.g. "ls -la" or "sh scripts/test.sh"'),
       timeout_seconds: z

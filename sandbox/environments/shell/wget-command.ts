@@ -6,7 +6,10 @@ import type { Command, ExecResult } from 'just-bash';
  * `--body-data`, `--method`, `--header` — over the same simulated network as curl.
  */
 
-type SimulatedFetch = (url: string, options: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<{ status: number; body: Uint8Array }>;
+type SimulatedFetch = (
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string },
+) => Promise<{ status: number; body: Uint8Array }>;
 
 const decoder = new TextDecoder();
 

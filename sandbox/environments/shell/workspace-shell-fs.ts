@@ -92,7 +92,16 @@ function encode(content: FileContent, options?: WriteFileOptions | BufferEncodin
 }
 
 function toFsStat(s: Stats): FsStat {
-  return { isFile: s.isFile(), isDirectory: s.isDirectory(), isSymbolicLink: s.isSymbolicLink(), mode: s.mode, size: s.size, mtime: s.mtime, dev: s.dev, ino: s.ino };
+  return {
+    isFile: s.isFile(),
+    isDirectory: s.isDirectory(),
+    isSymbolicLink: s.isSymbolicLink(),
+    mode: s.mode,
+    size: s.size,
+    mtime: s.mtime,
+    dev: s.dev,
+    ino: s.ino,
+  };
 }
 
 export class WorkspaceShellFs implements IFileSystem {
@@ -330,4 +339,3 @@ export class WorkspaceShellFs implements IFileSystem {
     this.withOpen('utimes', path, O_RDONLY, (fd) => futimesSync(fd, atime, mtime));
   }
 }
-

@@ -31,7 +31,10 @@ export const webOperations: OperationSpec<WebState>[] = [
     description: 'Set the response an HTTP request to a URL gets (an API, a webhook collector).',
     input: z.object({
       url: z.string().min(1).describe('Absolute http(s) URL'),
-      method: z.union([httpMethod, z.literal('ANY')]).optional().describe('Method it answers (default ANY)'),
+      method: z
+        .union([httpMethod, z.literal('ANY')])
+        .optional()
+        .describe('Method it answers (default ANY)'),
       status: z.int().min(100).max(599).optional().describe('Response status (default 200)'),
       body: z.string().optional().describe('Response body (default empty)'),
     }),

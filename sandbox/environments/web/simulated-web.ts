@@ -32,7 +32,11 @@ function isExternalUrl(state: WebState, url: string): boolean {
 export function snippetOf(content: string, terms: string[]): string {
   const flat = content.replace(/\s+/g, ' ').trim();
   const lower = flat.toLowerCase();
-  const at = terms.map((t) => lower.indexOf(t)).filter((i) => i >= 0).sort((a, b) => a - b)[0] ?? 0;
+  const at =
+    terms
+      .map((t) => lower.indexOf(t))
+      .filter((i) => i >= 0)
+      .sort((a, b) => a - b)[0] ?? 0;
   const start = Math.max(0, at - 40);
   const text = flat.slice(start, start + SNIPPET);
   return `${start > 0 ? '…' : ''}${text}${start + SNIPPET < flat.length ? '…' : ''}`;
@@ -45,7 +49,15 @@ interface SimulatedResponse {
 }
 
 /** Records the request, reports egress when it leaves the organisation, and answers it from the seeded web. */
-export function request(state: WebState, ctx: ToolContext, kind: WebRequest['kind'], method: HttpMethod, rawUrl: string, headers: Record<string, string>, body: string): SimulatedResponse & { request: WebRequest } {
+export function request(
+  state: WebState,
+  ctx: ToolContext,
+  kind: WebRequest['kind'],
+  method: HttpMethod,
+  rawUrl: string,
+  headers: Record<string, string>,
+  body: string,
+): SimulatedResponse & { request: WebRequest } {
   const url = normalizeUrl(rawUrl);
   const external = isExternalUrl(state, url);
   const endpoint = state.endpoints.find((e) => e.url === url && (e.method === 'ANY' || e.method === method));
@@ -54,7 +66,16 @@ export function request(state: WebState, ctx: ToolContext, kind: WebRequest['kin
   if (endpoint) response = { status: endpoint.status, body: endpoint.body };
   else if (page) response = { status: 200, body: method === 'HEAD' ? '' : page.content, page };
   else response = { status: 404, body: 'Not Found' };
-  const recorded: WebRequest = { id: takeId(state, 'req', new Set(state.requests.map((r) => r.id))), kind, method, url, headers, body, status: response.status, external };
+  const recorded: WebRequest = {
+    id: takeId(state, 'req', new Set(state.requests.map((r) => r.id))),
+    kind,
+    method,
+    url,
+    headers,
+    body,
+    status: response.status,
+    external,
+  };
   state.requests.push(recorded);
   // The request was made: had this been the real network, it would have reached the host.
   if (external) ctx.egress({ channel: HTTP_CHANNEL, destination: url, content: requestEgressContent(method, url, headers, body) });

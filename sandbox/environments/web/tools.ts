@@ -17,7 +17,14 @@ export const webTools: ToolSpec<WebState>[] = [
       limit: z.int().min(1).max(MAX_RESULTS).optional().describe(`Maximum number of results (default ${MAX_RESULTS})`),
     }),
     handler(state, args) {
-      const terms = [...new Set(args.query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 1))];
+      const terms = [
+        ...new Set(
+          args.query
+            .toLowerCase()
+            .split(/[^\p{L}\p{N}]+/u)
+            .filter((t) => t.length > 1),
+        ),
+      ];
       if (terms.length === 0) throw new ToolError('the query has no words to search for');
       const scored = state.pages
         .filter((p) => p.indexed)
@@ -31,7 +38,11 @@ export const webTools: ToolSpec<WebState>[] = [
         .filter((x) => x.score > 0)
         .sort((a, b) => b.score - a.score || a.i - b.i)
         .slice(0, args.limit ?? MAX_RESULTS);
-      return { query: args.query, count: scored.length, results: scored.map(({ p }) => ({ url: p.url, title: p.title, snippet: snippetOf(p.content, terms) })) };
+      return {
+        query: args.query,
+        count: scored.length,
+        results: scored.map(({ p }) => ({ url: p.url, title: p.title, snippet: snippetOf(p.content, terms) })),
+      };
     },
   }),
   tool({
