@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { dirname, sep } from 'node:path';
+import { SYSTEM_PATHS, systemMounts } from './system-mounts.js';
 
 /**
  * Confines a program under test (a CLI agent and every shell command it runs) with bubblewrap:
@@ -14,38 +15,6 @@ import { dirname, sep } from 'node:path';
 
 /** Where the bridge's sockets appear inside the sandbox. */
 export const BRIDGE_MOUNT = '/run/vera-bridge';
-
-const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
-/** From /etc only what programs need to start, resolve localhost and verify TLS; no shadow, no machine secrets. */
-const ETC_PATHS = [
-  '/etc/alternatives',
-  '/etc/ld.so.cache',
-  '/etc/ld.so.conf',
-  '/etc/ld.so.conf.d',
-  '/etc/ssl',
-  '/etc/ca-certificates',
-  '/etc/hosts',
-  '/etc/nsswitch.conf',
-  '/etc/passwd',
-  '/etc/group',
-  '/etc/localtime',
-  '/etc/os-release',
-];
-
-function systemMounts(): string[] {
-  const args: string[] = [];
-  for (const p of [...SYSTEM_PATHS, ...ETC_PATHS]) {
-    let stat;
-    try {
-      stat = lstatSync(p);
-    } catch {
-      continue;
-    }
-    if (stat.isSymbolicLink() && SYSTEM_PATHS.includes(p)) args.push('--symlink', readlinkSync(p), p);
-    else args.push('--ro-bind', p, p);
-  }
-  return args;
-}
 
 /** Whether `path` is already visible through the read-only system mounts. */
 function underSystem(path: string): boolean {
@@ -139,7 +108,7 @@ export function bubblewrapProgramArgs(p: BubblewrapProgram): string[] {
   return [
     '--dir',
     '/etc',
-    ...systemMounts(),
+    ...systemMounts('program'),
     '--proc',
     '/proc',
     '--dev',

@@ -1,6 +1,6 @@
-import { lstatSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { DEFAULT_RESOURCE_LIMITS, LimitGroup, type ResourceLimits } from '../../confinement/resource-limits.js';
+import { systemMounts } from '../../confinement/system-mounts.js';
 import { runProcess } from './run-process.js';
 import { DEFAULT_SHELL_PATH, SANDBOX_WORKSPACE, ShellConfinementError, type ShellRunner, type ShellRunResult } from './runner.js';
 
@@ -11,33 +11,13 @@ export interface BubblewrapRunnerOptions {
   limits?: Partial<ResourceLimits>;
 }
 
-/** Read-only system paths a shell needs; symlinked ones (merged /usr) are recreated as symlinks. */
-const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
-/** From /etc only what programs need to start and to find their alternatives; no passwd, no shadow. */
-const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d'];
-
-function systemMounts(): string[] {
-  const args: string[] = [];
-  for (const p of [...SYSTEM_PATHS, ...ETC_PATHS]) {
-    let stat;
-    try {
-      stat = lstatSync(p);
-    } catch {
-      continue;
-    }
-    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(p), p);
-    else args.push('--ro-bind', p, p);
-  }
-  return args;
-}
-
 /** The bwrap arguments that confine one command to `workspace`. */
 export function bubblewrapArgs(workspace: string, command: string): string[] {
   return [
     // Root file system: read-only system directories, fresh /proc, /dev and /tmp, and the workspace.
     '--dir',
     '/etc',
-    ...systemMounts(),
+    ...systemMounts('shell'),
     '--proc',
     '/proc',
     '--dev',
