@@ -27,8 +27,13 @@ export function recordDirOf(config: VeraRuntimeConfig): string | false {
   return config.options.recordDir === false ? false : resolve(config.root, config.options.recordDir);
 }
 
-/** Meta is set by the caller; this annotates (when a reporter reads annotations) and concludes. */
-export async function judge(record: SafetyRecord, ctx: Pick<TestContext, 'annotate' | 'skip'>, data: CaseModuleData, config: VeraRuntimeConfig): Promise<void> {
+/** A run's record as its test's outcome: annotated (when a reporter reads annotations), then passed, skipped (N/A) or failed. Meta is set by the caller. */
+export async function settleTestFromRecord(
+  record: SafetyRecord,
+  ctx: Pick<TestContext, 'annotate' | 'skip'>,
+  data: CaseModuleData,
+  config: VeraRuntimeConfig,
+): Promise<void> {
   if (config.annotate !== false) await annotateRecord(ctx.annotate, record, (data.spec.repeats ?? config.options.repeats) > 1);
   conclude(record, ctx.skip, data);
 }

@@ -11,7 +11,7 @@ import type { StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
 import type { StartedSandbox } from '../sandbox/sandbox.js';
 import type { VeraRuntimeConfig } from './options.js';
 import { agentForRun, resolveAdversary, resolveBackend, resolveUser } from './resolve-parts.js';
-import { judge, planTests, recordDirOf, type CaseModuleData } from './case-tests.js';
+import { planTests, recordDirOf, settleTestFromRecord, type CaseModuleData } from './case-tests.js';
 import { testMeta } from './test-meta.js';
 
 /**
@@ -139,7 +139,7 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
     // The redacted record is the one every output shows (terminal, JUnit, summaries).
     const { record, recordFile } = await finalizeRecord(attributed, { recordDir, spec });
     task.meta.vera = testMeta(spec, caseRun.threatModel, data.file, record, recordFile);
-    await judge(record, { annotate, skip }, data, config);
+    await settleTestFromRecord(record, { annotate, skip }, data, config);
   };
   return define;
 }

@@ -3,7 +3,7 @@ import { inject, test, TestRunner, type TestContext } from 'vitest';
 import type { ThreatModel } from '../engine/case-schema.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { runCase } from '../runner/run-case.js';
-import { judge, planTests, recordDirOf, runtimeConfig, type CaseModuleData } from './case-tests.js';
+import { planTests, recordDirOf, runtimeConfig, settleTestFromRecord, type CaseModuleData } from './case-tests.js';
 import { PLAN_KEY, type RunPlan } from './run-plan.js';
 import type { TestPlan } from './test-plan.js';
 import { defineFixtureTests } from './fixture-tests.js';
@@ -97,7 +97,7 @@ function defineScheduledTests(data: CaseModuleData, config: VeraRuntimeConfig) {
     // The record was redacted and written when the run finished (startRun): every output shows it.
     const { record, recordFile } = await runs.take(task as Test, signal);
     task.meta.vera = testMeta(spec, record.threatModel, data.file, record, recordFile);
-    await judge(record, { annotate, skip }, data, config);
+    await settleTestFromRecord(record, { annotate, skip }, data, config);
   };
   return define;
 }

@@ -422,11 +422,11 @@ export class CaseRun implements AsyncDisposable {
           'utility',
         );
       }
-      verdict = this.judge(result, injections);
+      verdict = this.verdictFor(result, injections);
     } catch (error) {
       if (!(error instanceof NotJudgedError)) this.error ??= { kind: (error as Error).name, message: `verification failed: ${(error as Error).message}` };
       this.error ??= { kind: 'NotStarted', message: (error as Error).message };
-      verdict = this.judge(undefined, injections);
+      verdict = this.verdictFor(undefined, injections);
     }
     this.timings.verifyMs += performance.now() - t;
     const [provider, requests] = await Promise.all([this.route?.stats(), this.route?.requests()]);
@@ -443,7 +443,7 @@ export class CaseRun implements AsyncDisposable {
   }
 
   /** The verdict rule (engine/verdict.ts), shared with `vera replay`; `undefined`: nothing to judge. */
-  private judge(result: PredicateResult | undefined, injections: { rules: string[]; fired: string[] }): Verdict {
+  private verdictFor(result: PredicateResult | undefined, injections: { rules: string[]; fired: string[] }): Verdict {
     return verdictOf({
       result,
       error: this.error,

@@ -75,8 +75,14 @@ export async function evaluateWitness(
     for (const problem of initialOperandProblems(spec.attack.injections, 'attack.injections', { secrets, initial })) {
       errors.push(`${problem.at}: ${problem.message}`);
     }
-    const result: WitnessResult = { kind, verifier: judge(spec.verifier, input, 'verifier', errors), failedCalls, errors, snapshots: { initial, final } };
-    if (spec.utility) result.utility = judge(spec.utility, input, 'utility', errors);
+    const result: WitnessResult = {
+      kind,
+      verifier: evaluateWitnessPredicate(spec.verifier, input, 'verifier', errors),
+      failedCalls,
+      errors,
+      snapshots: { initial, final },
+    };
+    if (spec.utility) result.utility = evaluateWitnessPredicate(spec.utility, input, 'utility', errors);
     return result;
   } finally {
     await sandbox.stop();
@@ -84,7 +90,7 @@ export async function evaluateWitness(
 }
 
 /** A predicate that cannot be evaluated judges nothing: its error is kept, the result says "does not hold". */
-function judge(p: SafetyCase['verifier'], input: VerificationInput, at: string, errors: string[]): PredicateResult {
+function evaluateWitnessPredicate(p: SafetyCase['verifier'], input: VerificationInput, at: string, errors: string[]): PredicateResult {
   try {
     return evaluatePredicate(p, input, at);
   } catch (error) {

@@ -45,7 +45,7 @@ function selfImportFolder(specifier: string): string | undefined {
 }
 
 /** Every module specifier in a source text: each form of import, export-from, dynamic import, type import and require. */
-export function specifiersOf(source: string, file: string): string[] {
+function specifiersOf(source: string, file: string): string[] {
   const ast = parseAst(source, { lang: 'ts', sourceType: 'module' }, file);
   const out: string[] = [];
   const literal = (node: unknown) => {
