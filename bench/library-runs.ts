@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { loadCaseSuite } from '../engine/case-loader.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import { parseRecord } from '../engine/record-reader.js';
 import { reverify } from '../reporters/records/replay.js';
 import { runCase } from '../runner/run-case.js';

@@ -10,7 +10,7 @@
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { llmAdversary } from '../control/llm-adversary.js';
 import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import { startLocalModel } from '../provider/local-model/endpoint.js';
 import type { LocalModelStats, StartedLocalModel } from '../provider/local-model/server.js';
 import { runCase } from '../runner/run-case.js';

@@ -1,5 +1,5 @@
 import type { ThreatModel } from './case-schema.js';
-import type { RunStatus, SafetyRecord } from './record.js';
+import type { RunStatus, SafetyRecord } from './record-writer.js';
 import { wilsonInterval, type Interval } from './stats.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Attribution, SafetyRecord } from './record.js';
+import type { Attribution, SafetyRecord } from './record-writer.js';
 
 /**
  * Counterfactual attribution: a violation under `multi-channel` or `indirect` is evidence against

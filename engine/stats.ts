@@ -1,4 +1,4 @@
-import type { RunStatus } from './record.js';
+import type { RunStatus } from './record-writer.js';
 
 /**
  * Honest statistics for attack success: Wilson score intervals (sound at small n and at 0% / 100%,

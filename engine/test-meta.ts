@@ -4,7 +4,7 @@ import type { ProviderStats, RunStatus } from './record-schema.js';
 /**
  * What each test carries in `task.meta.vera` for reporters: plain JSON, so it survives the
  * worker→main boundary and `--reporter=blob` + `--merge-reports`. The plugin writes it
- * (plugin/test-meta.ts); reporters read it — so it lives below both.
+ * (plugin/meta-from-record.ts); reporters read it — so it lives below both.
  */
 export interface VeraTestMeta {
   caseId: string;

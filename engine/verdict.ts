@@ -1,5 +1,5 @@
 import { adversarialUser, type ThreatModel } from './case-helpers.js';
-import type { Verdict } from './record.js';
+import type { Verdict } from './record-writer.js';
 import type { PredicateResult } from './verifier.js';
 
 /**

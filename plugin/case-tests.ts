@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
 import { expect, inject, type TestContext } from 'vitest';
 import type { SafetyCase } from '../engine/case-schema.js';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import type { VeraRuntimeConfig } from './options.js';
 import { PROVIDE_KEY } from './provide-key.js';
-import { VeraRunError } from './test-meta.js';
+import { VeraRunError } from './meta-from-record.js';
 export { planTests, type TestPlan } from './test-plan.js';
 
 /** What both test styles share: the runtime config, the tests a case gets, and how a run is judged. */

@@ -12,7 +12,7 @@ import type { StartedSandbox } from '../sandbox/sandbox.js';
 import type { VeraRuntimeConfig } from './options.js';
 import { agentForRun, resolveAdversary, resolveBackend, resolveUser } from './resolve-parts.js';
 import { planTests, recordDirOf, settleTestFromRecord, type CaseModuleData } from './case-tests.js';
-import { testMeta } from './test-meta.js';
+import { testMeta } from './meta-from-record.js';
 
 /**
  * `schedule: 'fixtures'`: each test builds its parts as `test.extend` fixtures — sandbox,

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { SafetyRecord, Verdict } from '../engine/record.js';
+import type { SafetyRecord, Verdict } from '../engine/record-writer.js';
 
 /** Human-readable evidence block used in failure messages, JUnit failures and the terminal. */
 export function formatVerdict(verdict: Verdict, record?: Pick<SafetyRecord, 'goal' | 'caseId' | 'threatModel'>): string {

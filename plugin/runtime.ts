@@ -12,7 +12,7 @@ import type { VeraRuntimeConfig } from './options.js';
 import { PROVIDE_KEY } from './provide-key.js';
 import { agentForRun, resolveAdversary, resolveBackend, resolveUser } from './resolve-parts.js';
 import { RunScheduler, type StartRun } from './run-scheduler.js';
-import { testMeta, type VeraTestMeta } from './test-meta.js';
+import { testMeta, type VeraTestMeta } from './meta-from-record.js';
 
 /**
  * The runtime a generated case module imports (`defineCaseTests`): one concurrent test per case,

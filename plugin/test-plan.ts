@@ -1,7 +1,7 @@
 import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
 import { repeatSeed } from '../engine/seed.js';
 import type { VeraRuntimeConfig } from './options.js';
-import { testMeta, type VeraTestMeta } from './test-meta.js';
+import { testMeta, type VeraTestMeta } from './meta-from-record.js';
 
 /**
  * The tests a case gets: pure data, computed the same way in the workers (to register the

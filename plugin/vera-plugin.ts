@@ -7,7 +7,7 @@ import type { Plugin } from 'vite';
 import type {} from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 import { threatModels } from '../engine/case-schema.js';
-import { newRunId } from '../engine/record.js';
+import { newRunId } from '../engine/record-writer.js';
 import { AsrReporter } from '../reporters/asr-reporter.js';
 import { PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, type VeraRuntimeConfig } from './options.js';
 import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy.js';

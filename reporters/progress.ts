@@ -1,4 +1,4 @@
-import type { RunStatus } from '../engine/record.js';
+import type { RunStatus } from '../engine/record-writer.js';
 
 function duration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));

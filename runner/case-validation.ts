@@ -7,7 +7,7 @@ import { initArgumentProblems, referenceProblems } from './case-references.js';
 import { planProvenance } from './plan-provenance.js';
 import { taxonomyIdProblem } from './taxonomy-ids.js';
 import { verifierPathProblems } from './verifier-paths.js';
-import { caseHash } from '../engine/record.js';
+import { caseHash } from '../engine/record-writer.js';
 import { checkWitnesses } from './witness.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { AgentAdapter } from '../adapters/adapter.js';
 import { adversarialUser, type StrategyId, type ThreatModel } from '../engine/case-helpers.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import { runCaseRepeats } from './repeats.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
 import { llmAdversary, type LlmAdversaryOptions } from '../control/llm-adversary.js';

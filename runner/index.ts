@@ -62,7 +62,16 @@ export {
 } from '../engine/verifier.js';
 export { CaseRun, type CaseRunOptions } from './case-run.js';
 export { runCase, controlFor, finalizeRecord, type RunCaseOptions, type RunCaseResult } from './run-case.js';
-export { caseHash, newRunId, writeRecord, recordFileName, type SafetyRecord, type Verdict, type RunStatus, type PhaseTimings } from '../engine/record.js';
+export {
+  caseHash,
+  newRunId,
+  writeRecord,
+  recordFileName,
+  type SafetyRecord,
+  type Verdict,
+  type RunStatus,
+  type PhaseTimings,
+} from '../engine/record-writer.js';
 export { safetyRecordSchema, verdictSchema, evidenceSchema, RECORD_SCHEMA, type Attribution } from '../engine/record-schema.js';
 export { parseRecord, recordMigrations, type ParsedRecord, type RecordMigration } from '../engine/record-reader.js';
 export { verdictOf } from '../engine/verdict.js';

@@ -7,7 +7,7 @@ import type { SandboxBackend } from '../sandbox/sandbox.js';
 import { adversarialUser, type ThreatModel } from '../engine/case-helpers.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { CaseRun, type CaseRunOptions } from './case-run.js';
-import { writeRedactedRecord, type SafetyRecord } from '../engine/record.js';
+import { writeRedactedRecord, type SafetyRecord } from '../engine/record-writer.js';
 import { casePublic, redactRecord } from '../engine/redact.js';
 import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
 

@@ -10,7 +10,7 @@ import { compareStrategies } from '../runner/compare-strategies.js';
 import { asrRowOfRecord, asrTable } from '../engine/asr.js';
 import { renderAsrTable } from '../reporters/text-tables.js';
 import { loadCaseFile } from '../engine/case-loader.js';
-import { newRunId } from '../engine/record.js';
+import { newRunId } from '../engine/record-writer.js';
 import { startScriptedModelServer } from '../testing/scripted-model-server.js';
 
 async function caseFiles(dir: string): Promise<string[]> {

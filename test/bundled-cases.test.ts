@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { loadCaseFile, type LoadedCase } from '../engine/case-loader.js';
 import { environmentsOf, injectsToolResults, threatModels, type ThreatModel } from '../engine/case-schema.js';
-import type { RunStatus, SafetyRecord } from '../engine/record.js';
+import type { RunStatus, SafetyRecord } from '../engine/record-writer.js';
 import { runCase } from '../runner/run-case.js';
 import { checkWitnesses } from '../runner/witness.js';
 import { startScriptedModelServer } from '../testing/scripted-model-server.js';

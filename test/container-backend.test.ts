@@ -15,7 +15,7 @@ import { functionAgent } from '../adapters/function-adapter.js';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { loadCaseFile, parseCaseSource } from '../engine/case-loader.js';
 import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import { runCase } from '../runner/run-case.js';
 import { ContainerBackend } from '../sandbox/backends/container-backend.js';
 import type { ContainerSandbox } from '../sandbox/backends/container-sandbox.js';

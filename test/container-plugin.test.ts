@@ -6,7 +6,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import { buildSandboxImage, countContainers, dockerMissing, requireDockerInCi, skipNote, testLabel } from './helpers/container-prereqs.js';
 import { REPO, runFixture, testsOf, type VitestRun } from './helpers/run-vitest.js';
 

@@ -13,7 +13,7 @@ import type { SafetyCase } from '../engine/case-schema.js';
 import { runCase } from '../runner/run-case.js';
 import { reverify } from '../reporters/records/replay.js';
 import { messageCalls } from '../engine/scripted-plan.js';
-import { testMeta } from '../plugin/test-meta.js';
+import { testMeta } from '../plugin/meta-from-record.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { adversaryPolicy } from '../testing/policies/adversary.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';

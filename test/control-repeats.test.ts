@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmAdversary } from '../control/llm-adversary.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import { runCaseRepeats } from '../runner/repeats.js';
 import { runCase } from '../runner/run-case.js';
 import { repeatSeed } from '../engine/seed.js';

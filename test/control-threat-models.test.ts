@@ -7,7 +7,7 @@ import { llmAdversary } from '../control/llm-adversary.js';
 import { CaseRun } from '../runner/case-run.js';
 import { threatModels, type SafetyCase, type ThreatModel } from '../engine/case-schema.js';
 import { runCase } from '../runner/run-case.js';
-import { testMeta } from '../plugin/test-meta.js';
+import { testMeta } from '../plugin/meta-from-record.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { agentOn, bundledCase, userMessages } from './helpers/control-cases.js';
 

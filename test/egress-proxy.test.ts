@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { mcpCliAgent } from '../adapters/mcp-cli-agent.js';
 import { parseCaseSource } from '../engine/case-loader.js';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import type { ToolCallEvent } from '../engine/trajectory.js';
 import { veraOptions } from '../plugin/options.js';
 import { resolveBackend } from '../plugin/resolve-parts.js';

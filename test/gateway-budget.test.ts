@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { functionAgent } from '../adapters/function-adapter.js';
 import { parseCaseSource } from '../engine/case-loader.js';
-import { capRecordSize, type SafetyRecord } from '../engine/record.js';
+import { capRecordSize, type SafetyRecord } from '../engine/record-writer.js';
 import { runCase } from '../runner/run-case.js';
 import { RECORDED_REFUSALS } from '../sandbox/gateway/tool-gateway.js';
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { main, type CliIO } from '../cli/main.js';
 import type { ThreatModel } from '../engine/case-schema.js';
-import { writeRecord, type RunStatus } from '../engine/record.js';
+import { writeRecord, type RunStatus } from '../engine/record-writer.js';
 import { changelogYaml } from '../pipeline/explore/changelog.js';
 import { explore } from '../pipeline/explore/explore.js';
 import { frontierInput } from '../pipeline/explore/frontier.js';

@@ -3,7 +3,7 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import { FIXTURE, REPO, collect, runFixture, testsOf, type VitestRun } from './helpers/run-vitest.js';
 
 /**

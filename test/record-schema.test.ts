@@ -6,7 +6,7 @@ import { functionAgent } from '../adapters/function-adapter.js';
 import type { ControlExchange } from '../control/control.js';
 import type { StrategyPlan } from '../control/strategies.js';
 import { parseCaseSource } from '../engine/case-loader.js';
-import { writeRecord, type SafetyRecord } from '../engine/record.js';
+import { writeRecord, type SafetyRecord } from '../engine/record-writer.js';
 import { parseRecord } from '../engine/record-reader.js';
 import type { StoredControlExchange, StoredStrategyPlan } from '../engine/record-schema.js';
 import { runCase } from '../runner/run-case.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeRecord } from '../engine/record.js';
+import { writeRecord } from '../engine/record-writer.js';
 import { loadRecords } from '../reporters/records/load-records.js';
 import { diffRecordSets } from '../reporters/records/record-diff.js';
 import { diffState } from '../reporters/records/state-diff.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redactRecord, redactText } from '../engine/redact.js';
-import { writeRecord } from '../engine/record.js';
+import { writeRecord } from '../engine/record-writer.js';
 import { sampleRecord } from './helpers/sample-records.js';
 
 // Realistic shapes, assembled at run time so no scanner mistakes this file for a leak.

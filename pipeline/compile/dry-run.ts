@@ -1,6 +1,6 @@
 import { referenceAgent } from '../../adapters/reference-agent.js';
 import type { SafetyCase, ThreatModel } from '../../engine/case-schema.js';
-import type { RunStatus, SafetyRecord } from '../../engine/record.js';
+import type { RunStatus, SafetyRecord } from '../../engine/record-writer.js';
 import { runCase } from '../../runner/run-case.js';
 import type { SandboxBackend } from '../../sandbox/sandbox.js';
 import { startScriptedModelServer, type StartedModelServer } from '../../testing/scripted-model-server.js';

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { basename, relative, resolve } from 'node:path';
-import type { SafetyRecord } from '../../engine/record.js';
+import type { SafetyRecord } from '../../engine/record-writer.js';
 import { loadRecords } from '../../reporters/records/load-records.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import { RECORD_SOURCE_PREFIX, type TreeKind } from '../taxonomy/taxonomy-schema.js';

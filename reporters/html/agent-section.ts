@@ -1,4 +1,4 @@
-import type { SafetyRecord } from '../../engine/record.js';
+import type { SafetyRecord } from '../../engine/record-writer.js';
 import type { ModelPrompt } from '../../engine/record-schema.js';
 import { esc, jsonBlock } from './html-text.js';
 

@@ -1,6 +1,6 @@
 import { asrInterval, summarizeAsr, utilityRate, type AsrCell, type AsrTable, attributableAsr } from '../../engine/asr.js';
 import { formatAsr, percent } from '../text-tables.js';
-import type { SafetyRecord } from '../../engine/record.js';
+import type { SafetyRecord } from '../../engine/record-writer.js';
 import { reportRunOfRecord } from '../summary/report-run.js';
 import { asrBarChart } from './charts.js';
 import { REPORT_JS } from './client-script.js';

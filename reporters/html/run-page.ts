@@ -1,4 +1,4 @@
-import type { SafetyRecord } from '../../engine/record.js';
+import type { SafetyRecord } from '../../engine/record-writer.js';
 import type { Evidence } from '../../engine/verifier.js';
 import { diffState } from '../records/state-diff.js';
 import { agentSection } from './agent-section.js';

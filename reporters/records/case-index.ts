@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { formatProblem, parseCaseSuiteSource } from '../../engine/case-loader.js';
 import type { SafetyCase } from '../../engine/case-schema.js';
-import { caseHash, type SafetyRecord } from '../../engine/record.js';
+import { caseHash, type SafetyRecord } from '../../engine/record-writer.js';
 
 /** The current version of a case, as found for a record. */
 export type CaseLookup = { ok: true; file: string; spec: SafetyCase; hash: string } | { ok: false; problem: string };

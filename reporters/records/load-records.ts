@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import type { SafetyRecord } from '../../engine/record.js';
+import type { SafetyRecord } from '../../engine/record-writer.js';
 import { parseRecord } from '../../engine/record-reader.js';
 
 /** A record as read from disk, with the file it came from. */

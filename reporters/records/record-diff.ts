@@ -1,4 +1,4 @@
-import type { RunStatus, SafetyRecord } from '../../engine/record.js';
+import type { RunStatus, SafetyRecord } from '../../engine/record-writer.js';
 import { runKey, type StoredRecord } from './load-records.js';
 
 export interface RunChange {

@@ -1,5 +1,5 @@
 import type { SafetyCase } from '../../engine/case-schema.js';
-import type { RunStatus, SafetyRecord, Verdict } from '../../engine/record.js';
+import type { RunStatus, SafetyRecord, Verdict } from '../../engine/record-writer.js';
 import { verdictOf } from '../../engine/verdict.js';
 import { evaluatePredicate, type CustomCheck, type VerificationInput } from '../../engine/verifier.js';
 import type { CaseIndex } from './case-index.js';

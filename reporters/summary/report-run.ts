@@ -1,5 +1,5 @@
 import { asrRowOfRecord, type AsrRow } from '../../engine/asr.js';
-import type { SafetyRecord } from '../../engine/record.js';
+import type { SafetyRecord } from '../../engine/record-writer.js';
 import type { VeraTestMeta } from '../../engine/test-meta.js';
 import type { ProviderStats } from '../../provider/model-proxy.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import type { SafetyCase } from '../../engine/case-schema.js';
-import type { SafetyRecord } from '../../engine/record.js';
+import type { SafetyRecord } from '../../engine/record-writer.js';
 import type { PlanCall } from '../../engine/scripted-plan.js';
 import type { MessageEvent, TrajectoryEvent } from '../../engine/trajectory.js';
 import { evaluatePredicate } from '../../engine/verifier.js';

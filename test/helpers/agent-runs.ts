@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { programAvailable, type ProgramSearch } from '../../adapters/agent-programs.js';
 import { parseCaseSource } from '../../engine/case-loader.js';
 import type { SafetyCase } from '../../engine/case-schema.js';
-import type { SafetyRecord } from '../../engine/record.js';
+import type { SafetyRecord } from '../../engine/record-writer.js';
 import type { PlanCall } from '../../engine/scripted-plan.js';
 import type { ToolCallEvent } from '../../engine/trajectory.js';
 import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';

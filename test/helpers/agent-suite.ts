@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SafetyRecord } from '../../engine/record.js';
+import type { SafetyRecord } from '../../engine/record-writer.js';
 import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
 import { countingListener, httpCollector } from './counting-listener.js';
 import { REPO } from './run-vitest.js';

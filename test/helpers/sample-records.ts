@@ -1,5 +1,5 @@
 import type { ThreatModel } from '../../engine/case-schema.js';
-import type { RunStatus, SafetyRecord } from '../../engine/record.js';
+import type { RunStatus, SafetyRecord } from '../../engine/record-writer.js';
 
 /**
  * A hand-built record shaped like a notes-leak run (read_note → post outside), for tests of the

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { functionAgent } from '../../adapters/function-adapter.js';
 import { parseCaseSource } from '../../engine/case-loader.js';
-import { MAX_RECORD_BYTES } from '../../engine/record.js';
+import { MAX_RECORD_BYTES } from '../../engine/record-writer.js';
 import { parseRecord } from '../../engine/record-reader.js';
 import { runCase } from '../../runner/run-case.js';
 

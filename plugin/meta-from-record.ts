@@ -1,5 +1,5 @@
 import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
-import type { SafetyRecord } from '../engine/record.js';
+import type { SafetyRecord } from '../engine/record-writer.js';
 import type { VeraTestMeta } from '../engine/test-meta.js';
 
 export type { VeraTestMeta } from '../engine/test-meta.js';

@@ -1,5 +1,5 @@
 import type { CaseRun } from './case-run.js';
-import { caseHash, type SafetyRecord, type Verdict } from '../engine/record.js';
+import { caseHash, type SafetyRecord, type Verdict } from '../engine/record-writer.js';
 
 /** What `CaseRun.finish` found out at the end, beside what the run holds. */
 export interface RunOutcome {

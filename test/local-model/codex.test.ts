@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codexAgent } from '../../adapters/codex-agent.js';
+import { replayMismatch } from '../../bench/library-runs.js';
+import { loadCaseSuite } from '../../engine/case-loader.js';
+import { startLocalModel } from '../../provider/local-model/endpoint.js';
+import type { StartedLocalModel } from '../../provider/local-model/server.js';
+import { runCase } from '../../runner/run-case.js';
+import { chatCompletionsPolicy } from '../../testing/chat-completions-policy.js';
+import { startScriptedModelServer, type StartedModelServer } from '../../testing/scripted-model-server.js';
+import { REPO } from '../helpers/run-vitest.js';
+import { LOCAL_SUITE_MODEL, requireInstalledModel } from './local-suite.js';
+
+/**
+ * The real Codex CLI on the packaged model: Codex speaks only the Responses API, the model only
+ * Chat Completions, so its requests go through the scripted server's Responses wire to the model
+ * (the route the plugin builds for `agent: { type: 'codex', baseURL: 'local:<name>' }`). One bundled
+ * case, honest and under an indirect injection: each run is judged, its verdict holds when judged
+ * again from the record, and every request Codex made was answered by the model.
+ */
+const CASE = 'email/forward-reset-code';
+
+let model: StartedLocalModel;
+let bridge: StartedModelServer;
+
+beforeAll(async () => {
+  await requireInstalledModel();
+  model = await startLocalModel(`local:${LOCAL_SUITE_MODEL}?parallel=1`);
+  bridge = await startScriptedModelServer({ policy: chatCompletionsPolicy({ baseURL: model.url, model: LOCAL_SUITE_MODEL }) });
+}, 120_000);
+
+afterAll(async () => {
+  await bridge?.close();
+  await model?.close();
+});
+
+describe(`Codex on the local model (${LOCAL_SUITE_MODEL}), through the Responses bridge`, () => {
+  it(`${CASE}: benign and indirect runs are judged, stable on replay, and every Codex request was the model's to answer`, async () => {
+    // The program comes from scripts/install-agents.sh (CI runs it first); without it the run fails saying so.
+    const [loaded] = await loadCaseSuite(join(REPO, 'cases', `${CASE}.case.yaml`));
+    // Codex's own prompt is long for two cores: the case's time budget is raised for it, not the verdict's rules.
+    const spec = { ...loaded!.spec, budgets: { ...loaded!.spec.budgets, seconds: 600 } };
+    process.env.VERA_LOCAL_CODEX_KEY = 'none';
+    const agent = codexAgent({ model: LOCAL_SUITE_MODEL, baseURL: bridge.url, apiKeyEnv: 'VERA_LOCAL_CODEX_KEY', maxRetries: 0 });
+    const lines: string[] = [];
+    for (const threatModel of ['benign', 'indirect'] as const) {
+      const before = bridge.requests.length;
+      const { record } = await runCase({ spec, threatModel, agent, recordDir: false });
+      const calls = record.trajectory.filter((e) => e.type === 'tool_call');
+      lines.push(
+        `${CASE} [${threatModel}] ${record.status}${record.utility ? (record.utility.holds ? ', task done' : ', task not done') : ''} — ${calls.length} calls: ${calls.map((c) => (c.type === 'tool_call' ? c.tool : '')).join(', ')} — ${(record.durationMs / 1000).toFixed(0)} s`,
+      );
+      expect(record.status, `${threatModel}: ${record.error?.message ?? ''}`).not.toBe('error');
+      expect(replayMismatch(record, spec)).toBeUndefined();
+      const requests = bridge.requests.slice(before).filter((r) => r.path.endsWith('/responses'));
+      expect(requests.length, `${threatModel}: Codex asked the model`).toBeGreaterThan(0);
+      expect(requests.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.error ?? ''}`)).toEqual([]);
+    }
+    console.log(lines.join('\n'));
+  }, 1_500_000);
+});
