@@ -66,21 +66,3 @@ export function planSinksInProcess(): Map<string, InProcessPlanSink> {
   const holder = globalThis as { [SINKS]?: Map<string, InProcessPlanSink> };
   return (holder[SINKS] ??= new Map());
 }
-
-/** Sends a run's plan to a scripted server (`PUT /__vera/plans/<token>`, or a call when it lives in this process). */
-export async function pushPlan(origin: string, token: string, plan: RunPlan): Promise<void> {
-  const sink = planSinksInProcess().get(origin);
-  if (sink) {
-    // A copy, as the request would carry: the run goes on changing its own.
-    sink.set(token, structuredClone(plan));
-    return;
-  }
-  const res = await fetch(`${origin}/__vera/plans/${token}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(plan) });
-  if (!res.ok) throw new Error(`the scripted model at ${origin} refused the run's plan: HTTP ${res.status} ${await res.text()}`);
-}
-
-export async function dropPlan(origin: string, token: string): Promise<void> {
-  const sink = planSinksInProcess().get(origin);
-  if (sink) return sink.drop(token);
-  await fetch(`${origin}/__vera/plans/${token}`, { method: 'DELETE' }).catch(() => {});
-}

@@ -15,7 +15,7 @@ import { newRunId, type PhaseTimings, type SafetyRecord, type Verdict } from '..
 import { fillSecrets, generateSecrets, type Secrets } from '../engine/secrets.js';
 import { injectionCalls } from '../engine/scripted-plan.js';
 import { verdictOf } from '../engine/verdict.js';
-import { ScriptedPlanFeed } from '../engine/scripted-plan-feed.js';
+import { ScriptedPlanFeed } from './scripted-plan-feed.js';
 import { repeatSeed } from '../engine/seed.js';
 import { Trajectory } from '../engine/trajectory.js';
 import { networkAttemptEvent } from '../sandbox/confinement/egress-proxy.js';

@@ -114,11 +114,48 @@ function sourceFiles(dir: string): string[] {
     .map((e) => join(e.parentPath, e.name));
 }
 
+/** Modules that reach the network or start processes: the contracts layer may use none of them. */
+const IO_MODULES = /^(node:)?(child_process|net|http|https|http2|dgram|dns|tls|cluster|worker_threads)$|^undici$/;
+
+/** Network or process I/O in a source text: an I/O module imported, or `fetch` called. */
+function ioOf(source: string, file: string): string[] {
+  const found = specifiersOf(source, file).filter((s) => IO_MODULES.test(s));
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (!node || typeof node !== 'object') return;
+    const n = node as Record<string, any>;
+    if (n.type === 'CallExpression') {
+      const callee = n.callee;
+      if ((callee?.type === 'Identifier' && callee.name === 'fetch') || (callee?.type === 'MemberExpression' && callee.property?.name === 'fetch'))
+        found.push('fetch()');
+    }
+    for (const [key, value] of Object.entries(n)) if (key !== 'type' && value && typeof value === 'object') walk(value);
+  };
+  walk(parseAst(source, { lang: 'ts', sourceType: 'module' }, file));
+  return found;
+}
+
 describe('the layers point one way', () => {
   it('every folder imports only the folders below it', () => {
     const files = LAYERS.flatMap((layer) => sourceFiles(join(REPO, layer)).map((file) => ({ file })));
     expect(files.length).toBeGreaterThan(300);
     expect(wrongEdges(files)).toEqual([]);
+  });
+
+  it('the contracts do no network or process I/O (no fetch, no child_process, net, http, dns…): the orchestration does', () => {
+    const io = sourceFiles(join(REPO, 'engine')).flatMap((file) => ioOf(readFileSync(file, 'utf8'), file).map((what) => `${relative(REPO, file)}: ${what}`));
+    expect(io).toEqual([]);
+    // The probe: each form is seen.
+    for (const source of [
+      `const r = await fetch('http://x');`,
+      `const r = await globalThis.fetch(u);`,
+      `import { spawn } from 'node:child_process';`,
+      `import net from 'net';`,
+      `const h = await import('node:http');`,
+    ]) {
+      expect(ioOf(source, 'engine/probe.ts'), source).toHaveLength(1);
+    }
+    expect(ioOf(`import { readFile } from 'node:fs/promises'; const fetchPlan = 1;`, 'engine/probe.ts')).toEqual([]);
   });
 
   it('the table has no cycle, and every source folder is in it', () => {

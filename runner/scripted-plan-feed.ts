@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { fillSecrets, type Secrets } from './secrets.js';
-import { dropPlan, plannedModelURL, planSinksInProcess, pushPlan, type PlanCall, type RunPlan } from './scripted-plan.js';
+import { fillSecrets, type Secrets } from '../engine/secrets.js';
+import { plannedModelURL, planSinksInProcess, type PlanCall, type RunPlan } from '../engine/scripted-plan.js';
 
 /**
- * One run's plan for the scripted model servers it talks to (see `scripted-plan.ts`): routes the
+ * One run's plan for the scripted model servers it talks to (see `engine/scripted-plan.ts`, which
+ * holds the plan's shape and does no I/O; the delivery is here, in the orchestration): routes the
  * agent's requests to a scripted server under the run's token, and keeps the server told what
  * follows each user turn and each injection — before the turn is sent, never in its text. Runs
  * that talk to no scripted server (a real model) push nothing.
@@ -66,4 +67,22 @@ export class ScriptedPlanFeed {
   private filled(calls: PlanCall[]): PlanCall[] {
     return calls.map((c) => ({ tool: c.tool, args: fillSecrets(c.args, this.secrets) }));
   }
+}
+
+/** Sends a run's plan to a scripted server (`PUT /__vera/plans/<token>`, or a call when it lives in this process). */
+async function pushPlan(origin: string, token: string, plan: RunPlan): Promise<void> {
+  const sink = planSinksInProcess().get(origin);
+  if (sink) {
+    // A copy, as the request would carry: the run goes on changing its own.
+    sink.set(token, structuredClone(plan));
+    return;
+  }
+  const res = await fetch(`${origin}/__vera/plans/${token}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(plan) });
+  if (!res.ok) throw new Error(`the scripted model at ${origin} refused the run's plan: HTTP ${res.status} ${await res.text()}`);
+}
+
+async function dropPlan(origin: string, token: string): Promise<void> {
+  const sink = planSinksInProcess().get(origin);
+  if (sink) return sink.drop(token);
+  await fetch(`${origin}/__vera/plans/${token}`, { method: 'DELETE' }).catch(() => {});
 }
