@@ -5,14 +5,14 @@ import type { ControlSession } from '../control/control.js';
 import type { ThreatModel } from '../engine/case-schema.js';
 import { CaseRun } from '../runner/case-run.js';
 import { casePublic, redactRecord } from '../engine/redact.js';
-import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
-import { controlFor, finalizeRecord, runCase } from '../runner/run-case.js';
+import { controlFor, finalizeRecord, withCounterfactual } from '../runner/run-case.js';
 import type { StartedMcpGateway } from '../sandbox/gateway/mcp-http-host.js';
 import type { StartedSandbox } from '../sandbox/sandbox.js';
 import type { VeraRuntimeConfig } from './options.js';
 import { agentForRun, resolveAdversary, resolveBackend, resolveUser } from './resolve-parts.js';
 import { planTests, recordDirOf, settleTestFromRecord, type CaseModuleData } from './case-tests.js';
 import { testMeta } from './meta-from-record.js';
+import { caseRunOptionsFor, runOptionsFor } from './run-options.js';
 
 /**
  * `schedule: 'fixtures'`: each test builds its parts as `test.extend` fixtures — sandbox,
@@ -47,15 +47,7 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
     caseRun: async ({ task, signal }, use) => {
       const { threatModel, repeat = 0, seed } = task.meta.vera!;
       const run: CaseFixtures['caseRun'] = new CaseRun({
-        spec,
-        threatModel,
-        caseFile: data.file,
-        runId: config.runId,
-        signal,
-        ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
-        ...(config.scriptedModels ? { scriptedModels: config.scriptedModels } : {}),
-        repeat,
-        ...(seed !== undefined ? { seed } : {}),
+        ...caseRunOptionsFor(config, spec, data.file, { threatModel, repeat, seed, signal }),
         agentId: (await agentForRun(config.options.agent, config.root)).id,
       });
       try {
@@ -114,28 +106,13 @@ export function defineFixtureTests(data: CaseModuleData, config: VeraRuntimeConf
     }
     caseRun.recorded = true;
     const finished = await caseRun.finish();
-    let attributed = finished;
-    if (config.counterfactual && needsCounterfactual(finished)) {
-      // The same run without the attack text (engine/counterfactual.ts), with parts of its own.
-      const { record: counterfactual } = await runCase({
-        spec,
-        threatModel: caseRun.threatModel,
-        ...(data.file ? { caseFile: data.file } : {}),
-        runId: config.runId,
-        repeat: finished.repeat,
-        seed: finished.seed ?? 0,
-        secrets: finished.secrets,
-        injectionMode: 'identity',
-        agent: await agentForRun(config.options.agent, config.root),
-        backend: await resolveBackend(config),
-        adversary: await resolveAdversary(config.options.adversary),
-        user: await resolveUser(config.options.user),
-        recordDir: false,
-        ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
-        ...(config.scriptedModels ? { scriptedModels: config.scriptedModels } : {}),
-      });
-      attributed = { ...finished, attribution: attributionOf(counterfactual) };
-    }
+    // Its counterfactual, when it needs one, with parts of its own (runner/run-case.ts).
+    const attributed = config.counterfactual
+      ? await withCounterfactual(
+          finished,
+          await runOptionsFor(config, spec, data.file, { threatModel: caseRun.threatModel, repeat: finished.repeat, seed: finished.seed }),
+        )
+      : finished;
     // The redacted record is the one every output shows (terminal, JUnit, summaries).
     const { record, recordFile } = await finalizeRecord(attributed, { recordDir, spec });
     task.meta.vera = testMeta(spec, caseRun.threatModel, data.file, record, recordFile);

@@ -3,14 +3,14 @@ import { inject, test, TestRunner, type TestContext } from 'vitest';
 import type { ThreatModel } from '../engine/case-schema.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { runCase } from '../runner/run-case.js';
-import { planTests, recordDirOf, runtimeConfig, settleTestFromRecord, type CaseModuleData } from './case-tests.js';
+import { planTests, runtimeConfig, settleTestFromRecord, type CaseModuleData } from './case-tests.js';
 import { PLAN_KEY, type RunPlan } from './run-plan.js';
 import type { TestPlan } from './test-plan.js';
 import { defineFixtureTests } from './fixture-tests.js';
 import { installMatchers } from './matchers.js';
 import type { VeraRuntimeConfig } from './options.js';
 import { PROVIDE_KEY } from './provide-key.js';
-import { agentForRun, resolveAdversary, resolveBackend, resolveUser } from './resolve-parts.js';
+import { runOptionsFor } from './run-options.js';
 import { RunScheduler, type StartRun } from './run-scheduler.js';
 import { testMeta, type VeraTestMeta } from './meta-from-record.js';
 
@@ -50,24 +50,7 @@ function runKey(file: string, testName: string): string {
  * finished — not only of those whose test had already taken it.
  */
 function startRun(config: VeraRuntimeConfig, spec: SafetyCase, file: string, plan: Pick<TestPlan, 'threatModel' | 'repeat' | 'seed'>): StartRun {
-  return async (signal) =>
-    runCase({
-      spec,
-      threatModel: plan.threatModel,
-      caseFile: file,
-      runId: config.runId,
-      repeat: plan.repeat,
-      seed: plan.seed,
-      signal,
-      agent: await agentForRun(config.options.agent, config.root),
-      backend: await resolveBackend(config),
-      adversary: await resolveAdversary(config.options.adversary),
-      user: await resolveUser(config.options.user),
-      recordDir: recordDirOf(config),
-      ...(config.modelProxyUrl ? { modelProxyUrl: config.modelProxyUrl } : {}),
-      ...(config.scriptedModels ? { scriptedModels: config.scriptedModels } : {}),
-      counterfactual: config.counterfactual === true,
-    });
+  return async (signal) => runCase(await runOptionsFor(config, spec, file, { threatModel: plan.threatModel, repeat: plan.repeat, seed: plan.seed, signal }));
 }
 
 /** The main process's plan of this test run (when one worker runs every case file): start it all. */

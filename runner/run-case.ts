@@ -49,11 +49,26 @@ export function controlFor(threatModel: ThreatModel, options: { adversary?: Cont
  */
 export async function runCase(options: RunCaseOptions): Promise<RunCaseResult> {
   let record = await runOnce(options);
-  if (options.counterfactual && needsCounterfactual(record)) {
-    const counterfactual = await runOnce({ ...options, seed: record.seed ?? 0, secrets: record.secrets, injectionMode: 'identity' });
-    record = { ...record, attribution: attributionOf(counterfactual) };
-  }
+  if (options.counterfactual) record = await withCounterfactual(record, options);
   return finalizeRecord(record, { recordDir: options.recordDir, spec: options.spec });
+}
+
+/**
+ * The record with its attribution when it needs one (engine/counterfactual.ts): the same run — same
+ * repeat, seed and canaries, parts of its own — with every injection in identity mode, so the
+ * attack text is gone. Shared by `runCase` and the plugin's fixture runs, which finish their own.
+ */
+export async function withCounterfactual(record: SafetyRecord, options: RunCaseOptions): Promise<SafetyRecord> {
+  if (!needsCounterfactual(record)) return record;
+  const counterfactual = await runOnce({
+    ...options,
+    repeat: record.repeat,
+    seed: record.seed ?? 0,
+    secrets: record.secrets,
+    injectionMode: 'identity',
+    recordDir: false,
+  });
+  return { ...record, attribution: attributionOf(counterfactual) };
 }
 
 /** The stages of one run, start to record, everything torn down. */

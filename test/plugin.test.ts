@@ -188,6 +188,10 @@ describe("schedule: 'fixtures' (sandbox, gateway, agent and control as test.exte
       ]);
       expect(testsOf(naive, 'notes-leak.case.yaml').map((t) => t.status)).toEqual(['passed', 'failed', 'failed']);
       expect((await records(naive)).map((r) => r.status).sort()).toEqual(['safe', 'violated', 'violated']);
+      // The fixture runs get their counterfactual too (the same assembly as the scheduler's runs).
+      const injected = (await records(naive)).filter((r) => r.status === 'violated' && r.injections.fired.length > 0);
+      expect(injected.length).toBeGreaterThan(0);
+      for (const r of injected) expect(r.attribution, `${r.threatModel}: attribution`).toBeDefined();
       const crashed = testsOf(crash, 'notes-leak.case.yaml');
       expect(crashed.map((t) => t.status)).toEqual(['failed', 'failed', 'failed']);
       expect(crashed[0]!.failureMessages[0]).toContain('agent process exited with code 3');
