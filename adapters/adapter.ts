@@ -84,7 +84,7 @@ export interface AgentSession extends AsyncDisposable {
    * generated (secrets redacted), and each turn's exit and stderr tail so far — failed turns too.
    * Read once, when the record is built.
    */
-  report?(): AgentProgram;
+  report?(): AgentProgram | undefined;
 }
 
 export interface AgentAdapter {

@@ -1,9 +1,10 @@
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { isPlainObject } from '../engine/json.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
 import { CLAUDE_CODE_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
 import { ProgramReport } from './agent-report.js';
+import { ProgramSession, longLivedProgram } from './agent-session.js';
 import { claudeCodeNativeCall } from './native-tools.js';
 
 export interface ClaudeCodeAgentOptions extends CliProgramOptions {
@@ -145,8 +146,7 @@ interface FinishedUse extends ToolUse {
   isError: boolean;
 }
 
-class ClaudeCodeSession implements AgentSession {
-  private closed: Promise<void> | undefined;
+class ClaudeCodeSession extends ProgramSession {
   private readonly pendingUses = new Map<string, ToolUse>();
   /**
    * Tool uses of the turn that finished, held until its result event says which of them its
@@ -161,9 +161,10 @@ class ClaudeCodeSession implements AgentSession {
     private readonly options: ClaudeCodeAgentOptions,
     private readonly ctx: AgentStartContext,
     private readonly proc: AgentProcess,
-    private readonly home: AgentHome,
+    home: AgentHome,
     private readonly programReport: ProgramReport,
   ) {
+    super('claude', longLivedProgram(proc, 2000), home, programReport);
     proc.onLine((line) => {
       let event: StreamEvent;
       try {
@@ -246,7 +247,7 @@ class ClaudeCodeSession implements AgentSession {
   }
 
   async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
-    if (this.closed) throw new AgentError('claude session is closed');
+    this.assertOpen();
     if (!this.proc.running) throw this.proc.failure();
     const signal = sendOptions.signal ?? this.ctx.signal;
     const turnReport = this.programReport.beginTurn();
@@ -275,25 +276,5 @@ class ClaudeCodeSession implements AgentSession {
       response: event.result ?? '',
       usage: { input: (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0), output: u.output_tokens ?? 0 },
     };
-  }
-
-  report() {
-    return this.programReport.report();
-  }
-
-  diagnostics(): string {
-    return this.proc.stderrTail();
-  }
-
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      await this.proc.endGracefully(2000);
-      await this.home.remove();
-    })();
-    return this.closed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 }

@@ -1,7 +1,8 @@
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { ProgramReport } from './agent-report.js';
+import { ProgramSession, perTurnProgram } from './agent-session.js';
 import { CODEX_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
 
 export interface CodexAgentOptions extends CliProgramOptions {
@@ -118,23 +119,24 @@ interface CodexItem {
   error?: { message?: string } | null;
 }
 
-class CodexSession implements AgentSession {
+class CodexSession extends ProgramSession {
   private threadId: string | undefined;
-  /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
-  private readonly turns = new TurnProcesses();
-  private closed: Promise<void> | undefined;
 
   constructor(
     private readonly options: CodexAgentOptions,
     private readonly ctx: AgentStartContext,
     private readonly spawn: SpawnFn,
     private readonly program: string,
-    private readonly home: AgentHome,
+    home: AgentHome,
     private readonly programReport: ProgramReport,
-  ) {}
+    /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
+    private readonly turns = new TurnProcesses(),
+  ) {
+    super('codex', perTurnProgram(turns), home, programReport);
+  }
 
   async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
-    if (this.closed) throw new AgentError('codex session is closed');
+    this.assertOpen();
     const signal = sendOptions.signal ?? this.ctx.signal;
     const common = ['--json', '--skip-git-repo-check'];
     const args = this.threadId ? ['exec', 'resume', ...common, this.threadId, message] : ['exec', ...common, message];
@@ -257,25 +259,5 @@ class CodexSession implements AgentSession {
         ...timing,
       });
     }
-  }
-
-  report() {
-    return this.programReport.report();
-  }
-
-  diagnostics(): string {
-    return this.turns.diagnostics();
-  }
-
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      await this.turns.endAll();
-      await this.home.remove();
-    })();
-    return this.closed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
+import { ProgramSession, perTurnProgram } from './agent-session.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { GEMINI_CLI_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
 import { geminiNativeCall, parseGeminiCliEvent } from './gemini-cli-events.js';
@@ -79,21 +80,22 @@ export function geminiCliAgent(options: GeminiCliAgentOptions): AgentAdapter {
   };
 }
 
-class GeminiCliSession implements AgentSession {
+class GeminiCliSession extends ProgramSession {
   /** Chosen here and passed as `--session-id`, so every later turn can `--resume` it. */
   private readonly sessionId = randomUUID();
   private turnsStarted = 0;
-  /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
-  private readonly turns = new TurnProcesses();
-  private closed: Promise<void> | undefined;
 
   constructor(
     private readonly options: GeminiCliAgentOptions,
     private readonly ctx: AgentStartContext,
     private readonly spawn: SpawnFn,
     private readonly program: string,
-    private readonly home: AgentHome,
-  ) {}
+    home: AgentHome,
+    /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
+    private readonly turns = new TurnProcesses(),
+  ) {
+    super('gemini', perTurnProgram(turns), home);
+  }
 
   private get env(): Record<string, string> {
     return {
@@ -111,7 +113,7 @@ class GeminiCliSession implements AgentSession {
   }
 
   async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
-    if (this.closed) throw new AgentError('gemini session is closed');
+    this.assertOpen();
     const signal = sendOptions.signal ?? this.ctx.signal;
     const session = this.turnsStarted++ === 0 ? ['--session-id', this.sessionId] : ['--resume', this.sessionId];
     // `--prompt=…`: a message that starts with `-` stays the prompt.
@@ -173,21 +175,5 @@ class GeminiCliSession implements AgentSession {
     if (code !== 0 || killed) throw proc.failure();
     if (!result) throw new AgentError('gemini exited without completing the turn', detail());
     return { response, usage: result.usage };
-  }
-
-  diagnostics(): string {
-    return this.turns.diagnostics();
-  }
-
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      await this.turns.endAll();
-      await this.home.remove();
-    })();
-    return this.closed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 }

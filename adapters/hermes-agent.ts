@@ -1,5 +1,6 @@
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
+import { ProgramSession, longLivedProgram } from './agent-session.js';
 import { programRoots, spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
 import { HERMES_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
 
@@ -159,20 +160,20 @@ export function hermesAgent(options: HermesAgentOptions): AgentAdapter {
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
 
-class HermesSession implements AgentSession {
+class HermesSession extends ProgramSession {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly calls = new Map<string, AcpToolCall>();
   private sessionId: string | undefined;
   private reply = '';
-  private closed: Promise<void> | undefined;
 
   constructor(
     private readonly options: HermesAgentOptions,
     private readonly ctx: AgentStartContext,
     private readonly proc: AgentProcess,
-    private readonly home: AgentHome,
+    home: AgentHome,
   ) {
+    super('hermes', longLivedProgram(proc, 1000), home);
     proc.onLine((line) => {
       let message: { id?: number | string; method?: string; params?: any; result?: unknown; error?: { message?: string; code?: number } };
       try {
@@ -279,7 +280,7 @@ class HermesSession implements AgentSession {
   }
 
   async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
-    if (this.closed) throw new AgentError('hermes session is closed');
+    this.assertOpen();
     const signal = sendOptions.signal ?? this.ctx.signal;
     this.reply = '';
     let result: { stopReason?: string; usage?: { inputTokens?: number; outputTokens?: number } };
@@ -293,21 +294,5 @@ class HermesSession implements AgentSession {
       throw new AgentError(`hermes stopped the turn: ${result.stopReason}`, this.proc.stderrTail());
     }
     return { response: this.reply, usage: { input: result?.usage?.inputTokens ?? 0, output: result?.usage?.outputTokens ?? 0 } };
-  }
-
-  diagnostics(): string {
-    return this.proc.stderrTail();
-  }
-
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      await this.proc.endGracefully(1000);
-      await this.home.remove();
-    })();
-    return this.closed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 }

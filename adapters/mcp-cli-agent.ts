@@ -1,7 +1,8 @@
-import { AgentError, modelEndpoint, type AgentAdapter, type AgentSession, type AgentTurn } from './adapter.js';
+import { modelEndpoint, type AgentAdapter, type AgentTurn } from './adapter.js';
 import { AgentHome } from './agent-home.js';
 import { programRoots, spawnerOf, startAgentProcess, TurnProcesses } from './agent-process.js';
 import { locateProgram } from './agent-programs.js';
+import { ProgramSession, perTurnProgram } from './agent-session.js';
 
 export interface McpCliAgentOptions {
   /** Names the agent in records, e.g. `my-cli`. */
@@ -63,7 +64,6 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
       }
       let turn = 0;
       const turns = new TurnProcesses();
-      let closed: Promise<void> | undefined;
       const fill = (template: string, message: string) =>
         template.replace(
           /\{(message|gatewayUrl|gatewayName|workspace|home|mcpConfig|turn|modelBaseURL)\}/g,
@@ -79,9 +79,9 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
               modelBaseURL: model ?? '',
             })[key]!,
         );
-      const session: AgentSession = {
-        async send(message, sendOptions = {}): Promise<AgentTurn> {
-          if (closed) throw new AgentError(`${options.name} session is closed`);
+      class McpCliSession extends ProgramSession {
+        async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
+          this.assertOpen();
           const env = Object.fromEntries(Object.entries(options.env ?? {}).map(([k, v]) => [k, fill(v, message)]));
           const proc = startAgentProcess(
             spawn,
@@ -102,18 +102,9 @@ export function mcpCliAgent(options: McpCliAgentOptions): AgentAdapter {
             throw proc.failure();
           }
           return { response: out.trim() };
-        },
-        diagnostics: () => turns.diagnostics(),
-        close() {
-          closed ??= (async () => {
-            await turns.endAll();
-            await home.remove();
-          })();
-          return closed;
-        },
-        [Symbol.asyncDispose]: () => session.close(),
-      };
-      return session;
+        }
+      }
+      return new McpCliSession(options.name, perTurnProgram(turns), home);
     },
   };
 }

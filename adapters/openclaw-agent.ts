@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
+import { ProgramSession, perTurnProgram } from './agent-session.js';
 import { programRoots, runHelper, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { locateProgram, NODE24_PROGRAM, OPENCLAW_PROGRAM, type CliProgramOptions } from './agent-programs.js';
 import { ProgramReport, REDACTED } from './agent-report.js';
@@ -140,12 +141,9 @@ export function openClawAgent(options: OpenClawAgentOptions): AgentAdapter {
   };
 }
 
-class OpenClawSession implements AgentSession {
+class OpenClawSession extends ProgramSession {
   private readonly sessionId = `vera-${randomUUID()}`;
   private transcriptSeq = -1;
-  /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
-  private readonly turns = new TurnProcesses();
-  private closed: Promise<void> | undefined;
 
   constructor(
     private readonly options: OpenClawAgentOptions,
@@ -153,9 +151,13 @@ class OpenClawSession implements AgentSession {
     private readonly spawn: SpawnFn,
     private readonly node: string,
     private readonly script: string,
-    private readonly home: AgentHome,
+    home: AgentHome,
     private readonly programReport: ProgramReport,
-  ) {}
+    /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
+    private readonly turns = new TurnProcesses(),
+  ) {
+    super('openclaw', perTurnProgram(turns), home, programReport);
+  }
 
   private get env(): Record<string, string> {
     return {
@@ -172,7 +174,7 @@ class OpenClawSession implements AgentSession {
   }
 
   async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
-    if (this.closed) throw new AgentError('openclaw session is closed');
+    this.assertOpen();
     const signal = sendOptions.signal ?? this.ctx.signal;
     const timeoutMs = (this.options.turnTimeoutSeconds ?? 600) * 1000;
     const proc = startAgentProcess(
@@ -283,25 +285,5 @@ class OpenClawSession implements AgentSession {
         });
       }
     }
-  }
-
-  report() {
-    return this.programReport.report();
-  }
-
-  diagnostics(): string {
-    return this.turns.diagnostics();
-  }
-
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      await this.turns.endAll();
-      await this.home.remove();
-    })();
-    return this.closed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 }

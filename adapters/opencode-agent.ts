@@ -1,5 +1,6 @@
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
+import { AgentError, type AgentAdapter, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
+import { ProgramSession, perTurnProgram } from './agent-session.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { locateProgram, OPENCODE_PROGRAM, type CliProgramOptions } from './agent-programs.js';
 import { openCodeErrorMessage, openCodeNativeCall, openCodeToolResult, parseOpenCodeEvent, type OpenCodeToolPart } from './opencode-events.js';
@@ -98,19 +99,20 @@ export function openCodeAgent(options: OpenCodeAgentOptions): AgentAdapter {
   };
 }
 
-class OpenCodeSession implements AgentSession {
+class OpenCodeSession extends ProgramSession {
   private sessionId: string | undefined;
-  /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
-  private readonly turns = new TurnProcesses();
-  private closed: Promise<void> | undefined;
 
   constructor(
     private readonly options: OpenCodeAgentOptions,
     private readonly ctx: AgentStartContext,
     private readonly spawn: SpawnFn,
     private readonly program: string,
-    private readonly home: AgentHome,
-  ) {}
+    home: AgentHome,
+    /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
+    private readonly turns = new TurnProcesses(),
+  ) {
+    super('opencode', perTurnProgram(turns), home);
+  }
 
   private get env(): Record<string, string> {
     const home = this.home.path;
@@ -137,7 +139,7 @@ class OpenCodeSession implements AgentSession {
   }
 
   async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
-    if (this.closed) throw new AgentError('opencode session is closed');
+    this.assertOpen();
     const signal = sendOptions.signal ?? this.ctx.signal;
     // `--title ''`: the session is titled with the prompt itself, without a title request to the model.
     const args = ['run', '--format', 'json', ...(this.sessionId ? ['--session', this.sessionId] : ['--title', ''])];
@@ -193,21 +195,5 @@ class OpenCodeSession implements AgentSession {
     const { tool, args } = openCodeNativeCall(part.tool, part.state.input ?? {});
     const { result, isError, error } = openCodeToolResult(part);
     this.ctx.recordNative({ type: 'tool_call', tool, args, result, isError, ...(error !== undefined ? { error } : {}), origin: 'agent' });
-  }
-
-  diagnostics(): string {
-    return this.turns.diagnostics();
-  }
-
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      await this.turns.endAll();
-      await this.home.remove();
-    })();
-    return this.closed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 }

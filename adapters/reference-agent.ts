@@ -3,7 +3,8 @@ import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { openAIClient } from '../provider/openai-client.js';
 import { defaultOpenAIBaseURL } from '../provider/model-route.js';
-import { AgentError, type AgentAdapter, type AgentSession, type AgentStartContext, type AgentTurn } from './adapter.js';
+import { StartedAgentSession } from './agent-session.js';
+import { AgentError, type AgentAdapter, type AgentStartContext, type AgentTurn } from './adapter.js';
 
 export interface ReferenceAgentOptions {
   model: string;
@@ -64,9 +65,8 @@ export function referenceAgent(options: ReferenceAgentOptions): AgentAdapter {
   };
 }
 
-class ReferenceAgentSession implements AgentSession {
+class ReferenceAgentSession extends StartedAgentSession {
   private readonly messages: ChatCompletionMessageParam[];
-  private closed: Promise<void> | undefined;
 
   private constructor(
     private readonly options: ReferenceAgentOptions,
@@ -75,6 +75,7 @@ class ReferenceAgentSession implements AgentSession {
     private tools: ChatCompletionTool[],
     private readonly openai: OpenAI,
   ) {
+    super('reference agent');
     this.messages = [{ role: 'system', content: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT }];
   }
 
@@ -170,19 +171,12 @@ class ReferenceAgentSession implements AgentSession {
     return { response: `[stopped after ${rounds} model rounds in one turn]`, usage, modelMs };
   }
 
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      try {
-        await this.mcp?.close();
-      } catch {
-        // The gateway may already be gone; closing must never throw.
-      }
-    })();
-    return this.closed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
+  protected async stop(): Promise<void> {
+    try {
+      await this.mcp?.close();
+    } catch {
+      // The gateway may already be gone; closing must never throw.
+    }
   }
 }
 
