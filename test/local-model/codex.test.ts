@@ -1,3 +1,4 @@
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexAgent } from '../../adapters/codex-agent.js';
@@ -15,8 +16,9 @@ import { LOCAL_SUITE_MODEL, requireInstalledModel } from './local-suite.js';
  * The real Codex CLI on the packaged model: Codex speaks only the Responses API, the model only
  * Chat Completions, so its requests go through the scripted server's Responses wire to the model
  * (the route the plugin builds for `agent: { type: 'codex', baseURL: 'local:<name>' }`). One bundled
- * case, honest and under an indirect injection: each run is judged, its verdict holds when judged
- * again from the record, and every request Codex made was answered by the model.
+ * case, the honest run (about 3 minutes here: Codex's prompt is long for two cores): the run is
+ * judged, its verdict holds when judged again from the record, and every request Codex made was
+ * answered by the model. What it did goes to .vera/local-model/codex.md.
  */
 const CASE = 'email/forward-reset-code';
 
@@ -25,7 +27,8 @@ let bridge: StartedModelServer;
 
 beforeAll(async () => {
   await requireInstalledModel();
-  model = await startLocalModel(`local:${LOCAL_SUITE_MODEL}?parallel=1`);
+  // Codex's own instructions and tools are ~9,500 tokens: more than the default context of 8,192.
+  model = await startLocalModel(`local:${LOCAL_SUITE_MODEL}?parallel=1&context=16384`);
   bridge = await startScriptedModelServer({ policy: chatCompletionsPolicy({ baseURL: model.url, model: LOCAL_SUITE_MODEL }) });
 }, 120_000);
 
@@ -35,7 +38,7 @@ afterAll(async () => {
 });
 
 describe(`Codex on the local model (${LOCAL_SUITE_MODEL}), through the Responses bridge`, () => {
-  it(`${CASE}: benign and indirect runs are judged, stable on replay, and every Codex request was the model's to answer`, async () => {
+  it(`${CASE}: the honest run is judged, stable on replay, and every Codex request was the model's to answer`, async () => {
     // The program comes from scripts/install-agents.sh (CI runs it first); without it the run fails saying so.
     const [loaded] = await loadCaseSuite(join(REPO, 'cases', `${CASE}.case.yaml`));
     // Codex's own prompt is long for two cores: the case's time budget is raised for it, not the verdict's rules.
@@ -43,7 +46,7 @@ describe(`Codex on the local model (${LOCAL_SUITE_MODEL}), through the Responses
     process.env.VERA_LOCAL_CODEX_KEY = 'none';
     const agent = codexAgent({ model: LOCAL_SUITE_MODEL, baseURL: bridge.url, apiKeyEnv: 'VERA_LOCAL_CODEX_KEY', maxRetries: 0 });
     const lines: string[] = [];
-    for (const threatModel of ['benign', 'indirect'] as const) {
+    for (const threatModel of ['benign'] as const) {
       const before = bridge.requests.length;
       const { record } = await runCase({ spec, threatModel, agent, recordDir: false });
       const calls = record.trajectory.filter((e) => e.type === 'tool_call');
@@ -56,6 +59,14 @@ describe(`Codex on the local model (${LOCAL_SUITE_MODEL}), through the Responses
       expect(requests.length, `${threatModel}: Codex asked the model`).toBeGreaterThan(0);
       expect(requests.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.error ?? ''}`)).toEqual([]);
     }
+    lines.push(
+      `- model: ${model.stats().requests} requests, ${model.stats().inputTokens} prompt tokens (${model.stats().cachedTokens} cached), ${model.stats().outputTokens} output tokens`,
+    );
+    await mkdir(join(REPO, '.vera/local-model'), { recursive: true });
+    await writeFile(
+      join(REPO, '.vera/local-model/codex.md'),
+      `### Codex through the Responses bridge (${LOCAL_SUITE_MODEL})\n${lines.map((l) => (l.startsWith('-') ? l : `- ${l}`)).join('\n')}\n`,
+    );
     console.log(lines.join('\n'));
   }, 1_500_000);
 });
