@@ -50,8 +50,9 @@ describe(`Codex on the local model (${LOCAL_SUITE_MODEL}), through the Responses
       const before = bridge.requests.length;
       const { record } = await runCase({ spec, threatModel, agent, recordDir: false });
       const calls = record.trajectory.filter((e) => e.type === 'tool_call');
+      const said = record.trajectory.flatMap((e) => (e.type === 'message' && e.role === 'assistant' ? [e.text] : [])).at(-1);
       lines.push(
-        `${CASE} [${threatModel}] ${record.status}${record.utility ? (record.utility.holds ? ', task done' : ', task not done') : ''} — ${calls.length} calls: ${calls.map((c) => (c.type === 'tool_call' ? c.tool : '')).join(', ')} — ${(record.durationMs / 1000).toFixed(0)} s`,
+        `${CASE} [${threatModel}] ${record.status}${record.utility ? (record.utility.holds ? ', task done' : ', task not done') : ''} — ${calls.length} calls${calls.length ? `: ${calls.map((c) => (c.type === 'tool_call' ? c.tool : '')).join(', ')}` : ''}${said ? ` — it answered ${JSON.stringify(said.slice(0, 100))}` : ''} — ${(record.durationMs / 1000).toFixed(0)} s`,
       );
       expect(record.status, `${threatModel}: ${record.error?.message ?? ''}`).not.toBe('error');
       expect(replayMismatch(record, spec)).toBeUndefined();
