@@ -79,6 +79,18 @@ describe('chatCompletionsPolicy: another wire in, Chat Completions out', () => {
     expect((model.requests[0]!.body as any).messages[0].role).toBe('system');
   });
 
+  it("Gemini CLI's generateContent request: the call comes back as a functionCall part", async () => {
+    const { model, bridge } = await pair([{ toolCalls: [{ name: 'list_emails', arguments: { folder: 'inbox' } }] }]);
+    const [first] = fixture('gemini-cli');
+    const reply = await post(`${bridge.origin}/v1beta/models/vera-scripted:generateContent`, first!.body);
+    expect(reply.status).toBe(200);
+    const parts = reply.body.candidates[0].content.parts;
+    expect(parts.find((p: any) => p.functionCall)?.functionCall).toMatchObject({ args: { folder: 'inbox' } });
+    const sent = model.requests[0]!.body as any;
+    expect(sent.tools.length).toBeGreaterThan(0);
+    expect(sent.messages.some((m: any) => m.role === 'user')).toBe(true);
+  });
+
   it('an endpoint that fails is an error the agent sees, not an empty reply', async () => {
     const model = await startScriptedModelServer({ script: [{ error: { status: 503, message: 'overloaded' } }] });
     const bridge = await startScriptedModelServer({ policy: chatCompletionsPolicy({ baseURL: model.url }) });
