@@ -104,8 +104,9 @@ async function main() {
     date: new Date().toISOString().slice(0, 10),
     families: results.length,
     reachedPlan: reachedAll,
-    onTheWay: results.filter((r) => r.missing.length > 0 && r.plannedToolsCalled.length > 0).length,
-    couldNotAct: results.filter((r) => r.missing.length > 0 && r.plannedToolsCalled.length === 0).length,
+    // A task done by another route than the plan's (search_emails instead of list_emails) was acted on.
+    onTheWay: results.filter((r) => r.missing.length > 0 && (r.plannedToolsCalled.length > 0 || r.taskDone)).length,
+    couldNotAct: results.filter((r) => r.missing.length > 0 && r.plannedToolsCalled.length === 0 && !r.taskDone).length,
     taskDone: results.filter((r) => r.taskDone).length,
     noToolCall: results.filter((r) => r.toolCalls === 0).length,
     minutes: (performance.now() - started) / 60_000,
