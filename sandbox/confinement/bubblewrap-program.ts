@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { dirname, sep } from 'node:path';
-import { SYSTEM_PATHS, systemMounts } from './system-mounts.js';
+import { isolationArgs, SYSTEM_PATHS, systemMounts } from './system-mounts.js';
 
 /**
  * Confines a program under test (a CLI agent and every shell command it runs) with bubblewrap:
@@ -125,18 +125,7 @@ export function bubblewrapProgramArgs(p: BubblewrapProgram): string[] {
     '/',
     '--chdir',
     p.cwd,
-    '--unshare-user-try',
-    '--unshare-ipc',
-    '--unshare-pid',
-    '--unshare-net',
-    '--unshare-uts',
-    '--unshare-cgroup-try',
-    '--hostname',
-    'vera-sandbox',
-    '--die-with-parent',
-    '--new-session',
-    '--cap-drop',
-    'ALL',
+    ...isolationArgs(),
     '--',
     ...inner,
   ];

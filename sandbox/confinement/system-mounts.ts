@@ -52,3 +52,25 @@ export function systemMounts(profile: MountProfile): string[] {
   }
   return args;
 }
+
+/**
+ * The namespaces and privileges both sandboxes drop, in one place: no network but its own
+ * loopback, its own pids, ipc, hostname and (where allowed) user and cgroup namespaces, a new
+ * session (no terminal to inject into), no capabilities, and death with the parent.
+ */
+export function isolationArgs(): string[] {
+  return [
+    '--unshare-user-try',
+    '--unshare-ipc',
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname',
+    'vera-sandbox',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+  ];
+}

@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { DEFAULT_RESOURCE_LIMITS, LimitGroup, type ResourceLimits } from '../../confinement/resource-limits.js';
-import { systemMounts } from '../../confinement/system-mounts.js';
+import { isolationArgs, systemMounts } from '../../confinement/system-mounts.js';
 import { runProcess } from './run-process.js';
 import { DEFAULT_SHELL_PATH, SANDBOX_WORKSPACE, ShellConfinementError, type ShellRunner, type ShellRunResult } from './runner.js';
 
@@ -31,19 +31,7 @@ export function bubblewrapArgs(workspace: string, command: string): string[] {
     SANDBOX_WORKSPACE,
     '--remount-ro',
     '/',
-    // Namespaces: no network (only its own loopback), own pids, ipc, hostname.
-    '--unshare-user-try',
-    '--unshare-ipc',
-    '--unshare-pid',
-    '--unshare-net',
-    '--unshare-uts',
-    '--unshare-cgroup-try',
-    '--hostname',
-    'vera-sandbox',
-    '--die-with-parent',
-    '--new-session',
-    '--cap-drop',
-    'ALL',
+    ...isolationArgs(),
     '--clearenv',
     '--setenv',
     'PATH',
