@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { taskCalls } from '../engine/scripted-plan.js';
 import { startLocalModel } from '../provider/local-model/endpoint.js';
-import { TASK_SANITY_FILE, type TaskSanityEntry, type TaskSanityFile } from '../pipeline/library/task-sanity-file.js';
+import { couldNotAct, TASK_SANITY_FILE, type TaskSanityEntry, type TaskSanityFile } from '../pipeline/library/task-sanity-file.js';
 import { runWithLocalModel, type LocalRun } from './local-model-runs.js';
 import { loadSuites, suiteFiles } from './library-runs.js';
 
@@ -105,8 +105,8 @@ async function main() {
     families: results.length,
     reachedPlan: reachedAll,
     // A task done by another route than the plan's (search_emails instead of list_emails) was acted on.
-    onTheWay: results.filter((r) => r.missing.length > 0 && (r.plannedToolsCalled.length > 0 || r.taskDone)).length,
-    couldNotAct: results.filter((r) => r.missing.length > 0 && r.plannedToolsCalled.length === 0 && !r.taskDone).length,
+    onTheWay: results.filter((r) => r.missing.length > 0 && !couldNotAct(r)).length,
+    couldNotAct: results.filter(couldNotAct).length,
     taskDone: results.filter((r) => r.taskDone).length,
     noToolCall: results.filter((r) => r.toolCalls === 0).length,
     minutes: (performance.now() - started) / 60_000,

@@ -1,7 +1,7 @@
 import type { SafetyCaseInput } from '../../engine/case-schema.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import type { ComposedLibrary, LoadedFamily } from './compose-library.js';
-import type { TaskSanityFile } from './task-sanity-file.js';
+import { couldNotAct, otherRoute, type TaskSanityFile } from './task-sanity-file.js';
 
 /**
  * docs/library.md, generated from what the library is made of: the taxonomy trees, the scenario
@@ -157,8 +157,8 @@ export function libraryReport(input: LibraryReportInput): string {
 
 /** The families whose honest task a real model could not act on, for review. */
 function taskSanitySection({ summary, results }: TaskSanityFile): string[] {
-  const stuck = results.filter((r) => r.missing.length > 0 && r.plannedToolsCalled.length === 0 && !r.taskDone).sort((a, b) => (a.family < b.family ? -1 : 1));
-  const otherRoute = results.filter((r) => r.missing.length > 0 && r.taskDone).length;
+  const stuck = results.filter(couldNotAct).sort((a, b) => (a.family < b.family ? -1 : 1));
+  const byOtherRoute = results.filter(otherRoute).length;
   const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
   const tools = (calls: readonly string[]) => [...new Set(calls.map((c) => c.split('(')[0]!))];
   return [
@@ -167,7 +167,7 @@ function taskSanitySection({ summary, results }: TaskSanityFile): string[] {
     `\`npx tsx bench/task-sanity.ts\` (${summary.model}, ${summary.date}) gave ${summary.families} honest tasks — the benign run of each`,
     "family's first composed case, and each hand-written case's — to a real model that never sees the plan, and",
     `compared its calls with the ones the plan expects the task to lead to: **${summary.reachedPlan} reached every planned call** (with the`,
-    `plan's arguments), ${summary.onTheWay} went part of the way (${otherRoute} of them did the task by a route other than the plan's — a real`,
+    `plan's arguments), ${summary.onTheWay} went part of the way (${byOtherRoute} of them did the task by a route other than the plan's — a real`,
     `agent's route is not the plan's, which is why verifiers must hold on every route), and **${summary.couldNotAct} neither called a planned tool nor did the task**;`,
     `${summary.taskDone} did the task in all (its utility check held), ${summary.noToolCall} made no call at all. The ${stuck.length} tasks below are the ones it could not act on. Review each`,
     "one's words first — a task cut short or ambiguous shows up here, where the scripted model (which follows the",

@@ -47,6 +47,16 @@ export const taskSanityFile = z.strictObject({
 export type TaskSanityFile = z.infer<typeof taskSanityFile>;
 export type TaskSanityEntry = z.infer<typeof entry>;
 
+/** Acted on: it called a planned tool or did the task by another route. Could not act: neither. (One rule, for the bench's summary and the report.) */
+export function couldNotAct(r: Pick<TaskSanityEntry, 'missing' | 'plannedToolsCalled' | 'taskDone'>): boolean {
+  return r.missing.length > 0 && r.plannedToolsCalled.length === 0 && !r.taskDone;
+}
+
+/** Did the task, but not by the plan's calls. */
+export function otherRoute(r: Pick<TaskSanityEntry, 'missing' | 'taskDone'>): boolean {
+  return r.missing.length > 0 && r.taskDone === true;
+}
+
 /** The committed results, or undefined when there are none; a file that does not validate is an error naming it. */
 export async function readTaskSanity(file: string): Promise<TaskSanityFile | undefined> {
   let text: string;
@@ -55,7 +65,13 @@ export async function readTaskSanity(file: string): Promise<TaskSanityFile | und
   } catch {
     return undefined;
   }
-  const parsed = taskSanityFile.safeParse(JSON.parse(text));
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file}: not JSON (${(error as Error).message})`);
+  }
+  const parsed = taskSanityFile.safeParse(json);
   if (!parsed.success) throw new Error(`${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
