@@ -16,7 +16,7 @@ import { LOCAL_SUITE_MODEL, requireInstalledModel } from './local-suite.js';
  * The real Codex CLI on the packaged model: Codex speaks only the Responses API, the model only
  * Chat Completions, so its requests go through the scripted server's Responses wire to the model
  * (the route the plugin builds for `agent: { type: 'codex', baseURL: 'local:<name>' }`). One bundled
- * case, the honest run (about 3 minutes here: Codex's prompt is long for two cores): the run is
+ * case, the honest run (136 s here: Codex's prompt is long for two cores): the run is
  * judged, its verdict holds when judged again from the record, and every request Codex made was
  * answered by the model. What it did goes to .vera/local-model/codex.md.
  */
