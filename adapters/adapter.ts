@@ -3,6 +3,7 @@ import type { AgentProgram } from '../engine/record-schema.js';
 import type { NewEvent } from '../engine/trajectory.js';
 import type { ChildProcess } from 'node:child_process';
 import type { SandboxSpawnOptions, ToolDescriptor } from '../sandbox/sandbox.js';
+import { VeraError } from '../engine/errors.js';
 
 /**
  * The unified execution contract: every agent under test — the reference agent, Codex, Claude
@@ -94,12 +95,9 @@ export interface AgentAdapter {
 }
 
 /** Thrown by adapters when the agent itself failed (crash, protocol error): the run is an error, not a verdict. */
-export class AgentError extends Error {
-  constructor(
-    message: string,
-    readonly detail?: string,
-  ) {
-    super(message);
+export class AgentError extends VeraError {
+  constructor(message: string, detail?: string) {
+    super('AGENT_FAILED', message, detail === undefined ? {} : { detail });
     this.name = 'AgentError';
   }
 }

@@ -2,6 +2,7 @@ import type { Budgets, SafetyCase, ThreatModel } from '../engine/case-schema.js'
 import type { TrajectoryEvent } from '../engine/trajectory.js';
 import type { ToolDescriptor } from '../sandbox/sandbox.js';
 import type { StrategyPlan } from './strategies.js';
+import { VeraError } from '../engine/errors.js';
 
 /**
  * The control agent drives the conversation: it chooses each user message from what the agent
@@ -139,9 +140,9 @@ export interface ControlAgent {
 }
 
 /** A control agent that cannot do its job for this case (not a verdict on the agent under test). */
-export class ControlError extends Error {
+export class ControlError extends VeraError {
   constructor(message: string) {
-    super(message);
+    super('CONTROL_FAILED', message);
     this.name = 'ControlError';
   }
 }

@@ -8,6 +8,7 @@ import { isPlainObject } from './json.js';
 import { secretNamesIn } from './secrets.js';
 import { attackSurfaceProblems, surfaceOf } from './attack-surface.js';
 import { CASE_TEXT_FIELDS, commentCutTexts, splicedTexts } from './text-integrity.js';
+import { VeraError } from './errors.js';
 
 /** One problem in a case file, pointing at the line and field that caused it. */
 export interface CaseProblem {
@@ -19,9 +20,9 @@ export interface CaseProblem {
   message: string;
 }
 
-export class CaseFileError extends Error {
+export class CaseFileError extends VeraError {
   constructor(readonly problems: CaseProblem[]) {
-    super(problems.map(formatProblem).join('\n'));
+    super('CASE_INVALID', problems.map(formatProblem).join('\n'));
     this.name = 'CaseFileError';
   }
 }

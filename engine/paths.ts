@@ -1,3 +1,4 @@
+import { VeraError } from './errors.js';
 import { isPlainObject } from './json.js';
 
 /**
@@ -23,13 +24,13 @@ export interface PathMatch {
   value: unknown;
 }
 
-export class PathSyntaxError extends Error {
+export class PathSyntaxError extends VeraError {
   constructor(
     readonly path: string,
     readonly column: number,
     detail: string,
   ) {
-    super(`invalid path ${JSON.stringify(path)} at column ${column + 1}: ${detail}`);
+    super('PATH_INVALID', `invalid path ${JSON.stringify(path)} at column ${column + 1}: ${detail}`);
     this.name = 'PathSyntaxError';
   }
 }

@@ -240,12 +240,16 @@ export const safetyRecordSchema = z.object({
   status: runStatusSchema,
   verdict: verdictSchema,
   utility: z.object({ holds: z.boolean(), evidence: z.array(evidenceSchema) }).optional(),
-  error: z.object({ kind: z.string(), message: z.string(), detail: z.string().optional() }).optional(),
+  /**
+   * Why the run has no verdict. `code` is stable (engine/errors.ts, listed in docs/architecture.md);
+   * `kind` the error's name. Records written before codes existed have none.
+   */
+  error: z.object({ kind: z.string(), code: z.string().optional(), message: z.string(), detail: z.string().optional() }).optional(),
   /**
    * A fault while the run's parts were torn down, after its verdict was decided: reported, and never
    * read by the verdict rule — a run judged safe stays safe, live and replayed.
    */
-  teardown: z.object({ kind: z.string(), message: z.string() }).optional(),
+  teardown: z.object({ kind: z.string(), code: z.string().optional(), message: z.string() }).optional(),
   stopReason: z.string(),
   turns: z.number().int(),
   secrets: z.record(z.string(), z.string()),

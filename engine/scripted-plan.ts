@@ -49,20 +49,3 @@ export function plannedModelURL(upstream: string, token: string): string {
   url.pathname = `/runs/${token}${url.pathname === '/' ? '' : url.pathname}`;
   return url.href;
 }
-
-/**
- * Scripted model servers started in this process register here by origin, so a run that talks to
- * one delivers its plan without being told — by a call, not an HTTP round trip (servers in other
- * processes, the plugin's embedded one, are passed to the run explicitly and told over HTTP).
- */
-export interface InProcessPlanSink {
-  set(token: string, plan: RunPlan): void;
-  drop(token: string): void;
-}
-
-const SINKS = Symbol.for('vera.scripted-model-plan-sinks');
-
-export function planSinksInProcess(): Map<string, InProcessPlanSink> {
-  const holder = globalThis as { [SINKS]?: Map<string, InProcessPlanSink> };
-  return (holder[SINKS] ??= new Map());
-}

@@ -1,15 +1,17 @@
+import { VeraError } from './errors.js';
+
 /**
  * Errors that make a run unjudgeable. A verifier must never quietly turn a broken reference into
  * `false`: under `not` it would become an always-true predicate.
  */
 
 /** The verifier cannot be evaluated; `at` is the place in the predicate tree (`verifier.all[0].state`). */
-export class VerifierError extends Error {
+export class VerifierError extends VeraError {
   constructor(
     readonly at: string,
     message: string,
   ) {
-    super(`${at}: ${message}`);
+    super('VERIFIER_INVALID', `${at}: ${message}`);
     this.name = 'VerifierError';
   }
 }
@@ -19,9 +21,9 @@ export class VerifierError extends Error {
  * finds nothing, an operand that is not a number). Thrown by value matching, which does not know
  * where in the predicate it is; the verifier rethrows it as a `VerifierError` with the location.
  */
-export class OperandError extends Error {
+export class OperandError extends VeraError {
   constructor(message: string) {
-    super(message);
+    super('OPERAND_MISSING', message);
     this.name = 'OperandError';
   }
 }

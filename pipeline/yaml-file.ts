@@ -5,6 +5,7 @@ import { locatePath } from '../engine/yaml-position.js';
 import type { z } from 'zod';
 import { formatField } from '../engine/case-loader.js';
 import { commentCutTexts } from '../engine/text-integrity.js';
+import { VeraError } from '../engine/errors.js';
 
 /**
  * YAML files of the pipeline (taxonomy trees, goals, reports): read with positions so a bad file
@@ -12,14 +13,14 @@ import { commentCutTexts } from '../engine/text-integrity.js';
  * because a run is only reproducible if its outputs are.
  */
 
-export class PipelineFileError extends Error {
+export class PipelineFileError extends VeraError {
   constructor(
     readonly file: string,
     readonly line: number,
     readonly field: string,
     detail: string,
   ) {
-    super(`${file}:${line} ${field ? `${field}: ` : ''}${detail}`);
+    super('PIPELINE_FILE_INVALID', `${file}:${line} ${field ? `${field}: ` : ''}${detail}`);
     this.name = 'PipelineFileError';
   }
 }

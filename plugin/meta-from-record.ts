@@ -1,6 +1,7 @@
 import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
 import type { SafetyRecord } from '../engine/record-writer.js';
 import type { VeraTestMeta } from '../engine/test-meta.js';
+import { VeraError } from '../engine/errors.js';
 
 export type { VeraTestMeta } from '../engine/test-meta.js';
 
@@ -51,10 +52,13 @@ export function testMeta(
 }
 
 /** A run that ended in a fault (agent crash, timeout, sandbox failure): no verdict, the test fails. */
-export class VeraRunError extends Error {
+export class VeraRunError extends VeraError {
   constructor(record: SafetyRecord) {
     const detail = record.error?.detail ? `\n${record.error.detail}` : '';
-    super(`${record.caseId} [${record.threatModel}] could not be judged: ${record.error?.message ?? record.verdict.reason ?? 'unknown error'}${detail}`);
+    super(
+      'RUN_NOT_JUDGED',
+      `${record.caseId} [${record.threatModel}] could not be judged: ${record.error?.message ?? record.verdict.reason ?? 'unknown error'}${detail}`,
+    );
     this.name = 'VeraRunError';
   }
 }

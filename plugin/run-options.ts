@@ -1,5 +1,5 @@
 import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
-import type { CaseRunOptions } from '../runner/case-run.js';
+import type { CaseRunOptions } from '../runner/run-context.js';
 import type { RunCaseOptions } from '../runner/run-case.js';
 import { recordDirOf } from './case-tests.js';
 import type { VeraRuntimeConfig } from './options.js';
@@ -18,7 +18,7 @@ export interface RunIdentity {
   signal?: AbortSignal;
 }
 
-/** What a CaseRun needs before any of its parts exists (the fixtures start the parts one by one). */
+/** What a run (`prepareRun`) needs before any of its parts exists (the fixtures start the parts one by one). */
 export function caseRunOptionsFor(config: VeraRuntimeConfig, spec: SafetyCase, file: string | undefined, run: RunIdentity): CaseRunOptions {
   return {
     spec,
@@ -33,7 +33,7 @@ export function caseRunOptionsFor(config: VeraRuntimeConfig, spec: SafetyCase, f
   };
 }
 
-/** A whole run for `runCase`: the CaseRun's options, its parts, where its record goes, and whether it gets a counterfactual. */
+/** A whole run for `runCase`: the prepared run's options, its parts, where its record goes, and whether it gets a counterfactual. */
 export async function runOptionsFor(config: VeraRuntimeConfig, spec: SafetyCase, file: string | undefined, run: RunIdentity): Promise<RunCaseOptions> {
   return {
     ...caseRunOptionsFor(config, spec, file, run),

@@ -1,5 +1,5 @@
 /**
- * `vera-safety/engine`: run, judge and record cases without Vitest — the contracts (engine/: the case
+ * `vera-safety/runner`: run, judge and record cases without Vitest — the contracts (engine/: the case
  * format, the predicate language, records, trajectories, the verdict rule) and the runner (runner/).
  */
 // The case format: its types, the schema that validates a whole case, and the helpers a runner needs;
@@ -60,7 +60,19 @@ export {
   type PredicateResult,
   type CustomCheck,
 } from '../engine/verifier.js';
-export { CaseRun, type CaseRunOptions } from './case-run.js';
+// A run's stages: made by `prepareRun` only, so they are types here.
+export {
+  prepareRun,
+  type PreparedRun,
+  type SandboxedRun,
+  type ConnectedRun,
+  type AgentStartedRun,
+  type StartedRun,
+  type FinishedRun,
+  type CaseRunOptions,
+  type JudgedRun,
+} from './run-stages.js';
+export { ERROR_CODES, VeraError, isVeraError, type VeraErrorCode } from '../engine/errors.js';
 export { runCase, controlFor, finalizeRecord, type RunCaseOptions, type RunCaseResult } from './run-case.js';
 export {
   caseHash,

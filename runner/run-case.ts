@@ -6,7 +6,9 @@ import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
 import { adversarialUser, type ThreatModel } from '../engine/case-helpers.js';
 import type { SafetyCase } from '../engine/case-schema.js';
-import { CaseRun, type CaseRunOptions } from './case-run.js';
+import type { CaseRunOptions } from './run-context.js';
+import { prepareRun, type FinishedRun, type LiveStage } from './run-stages.js';
+import { errorEntry } from '../engine/errors.js';
 import { writeRedactedRecord, type SafetyRecord } from '../engine/record-writer.js';
 import { casePublic, redactRecord } from '../engine/redact.js';
 import { attributionOf, needsCounterfactual } from '../engine/counterfactual.js';
@@ -73,22 +75,34 @@ export async function withCounterfactual(record: SafetyRecord, options: RunCaseO
 
 /** The stages of one run, start to record, everything torn down. */
 async function runOnce(options: RunCaseOptions): Promise<SafetyRecord> {
-  const run = new CaseRun({ ...options, agentId: options.agentId ?? options.agent.id });
+  const prepared = prepareRun({ ...options, agentId: options.agentId ?? options.agent.id });
+  // Each stage gives the next; a fault ends the run at the stage it happened in (coded by it).
+  let stage: LiveStage = prepared;
+  let finished: FinishedRun;
   try {
-    await run.startSandbox(options.backend ?? new InProcessBackend());
-    await run.startGateway();
-    await run.startAgent(options.agent);
-    await run.startControl(controlFor(options.threatModel, options));
-    await run.drive();
+    const sandboxed = await prepared.startSandbox(options.backend ?? new InProcessBackend());
+    stage = sandboxed;
+    const connected = await sandboxed.startGateway();
+    stage = connected;
+    const withAgent = await connected.startAgent(options.agent);
+    stage = withAgent;
+    const started = await withAgent.startControl(controlFor(options.threatModel, options));
+    stage = started;
+    finished = await started.drive();
   } catch (error) {
-    run.fail(error);
+    finished = stage.end(error);
   }
-  const record = await run.finish();
+  const { record } = await finished.judge();
   // The record is what was judged; a teardown fault is kept beside it, where no verdict reads it.
-  return run.dispose().then(
+  return prepared.dispose().then(
     () => record,
-    (error: Error) => ({ ...record, teardown: { kind: error.name || 'Error', message: `teardown failed: ${error.message}` } }),
+    (error: unknown) => ({ ...record, teardown: teardownEntry(error) }),
   );
+}
+
+function teardownEntry(error: unknown): NonNullable<SafetyRecord['teardown']> {
+  const entry = errorEntry(error, 'HARNESS_FAILED');
+  return { kind: entry.kind, code: entry.code, message: `teardown failed: ${entry.message}` };
 }
 
 /**

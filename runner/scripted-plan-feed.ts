@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { fillSecrets, type Secrets } from '../engine/secrets.js';
-import { plannedModelURL, planSinksInProcess, type PlanCall, type RunPlan } from '../engine/scripted-plan.js';
+import { plannedModelURL, type PlanCall, type RunPlan } from '../engine/scripted-plan.js';
+import { planSinksInProcess } from '../provider/scripted-plan-sinks.js';
 
 /**
  * One run's plan for the scripted model servers it talks to (see `engine/scripted-plan.ts`, which

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { JsonValue } from '../engine/json.js';
 import type { EgressRecord } from '../engine/trajectory.js';
+import { VeraError } from '../engine/errors.js';
 
 /**
  * An environment is typed state plus tool functions (AgentDojo's shape): the services an agent
@@ -18,9 +19,9 @@ export interface ToolContext {
  * A failure the agent should see as a tool error result ("no such file"), not a harness crash.
  * Tool errors become results, never exceptions at the agent.
  */
-export class ToolError extends Error {
+export class ToolError extends VeraError {
   constructor(message: string) {
-    super(message);
+    super('TOOL_FAILED', message);
     this.name = 'ToolError';
   }
 }

@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { InitStep } from '../engine/case-schema.js';
 import type { JsonObject } from '../engine/json.js';
 import type { EgressRecord } from '../engine/trajectory.js';
+import { VeraError } from '../engine/errors.js';
 
 /** A tool as the agent sees it: its JSON Schema, not its zod object, so it can cross processes. */
 export interface ToolDescriptor {
@@ -22,13 +23,13 @@ export interface ToolOutcome {
 }
 
 /** An init step that failed to replay: a broken case, not an unsafe agent. */
-export class InitScriptError extends Error {
+export class InitScriptError extends VeraError {
   constructor(
     readonly step: number,
     readonly op: string,
     detail: string,
   ) {
-    super(`init[${step}] ${op}: ${detail}`);
+    super('INIT_STEP_FAILED', `init[${step}] ${op}: ${detail}`);
     this.name = 'InitScriptError';
   }
 }

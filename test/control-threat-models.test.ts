@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmAdversary } from '../control/llm-adversary.js';
-import { CaseRun } from '../runner/case-run.js';
+import { prepareRun } from '../runner/run-stages.js';
+import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { threatModels, type SafetyCase, type ThreatModel } from '../engine/case-schema.js';
 import { runCase } from '../runner/run-case.js';
 import { testMeta } from '../plugin/meta-from-record.js';
@@ -50,8 +51,9 @@ describe('indirect: an honest user, injected tool results only', () => {
       expect(record.trajectory).toEqual([]);
     }
     expect(adversaryModel.requests.length).toBe(before);
-    const run = new CaseRun({ spec, threatModel: 'indirect' });
-    await expect(run.startControl(adversary())).rejects.toThrow(/is an adversary/);
+    const run = prepareRun({ spec, threatModel: 'indirect' });
+    const withAgent = await (await (await run.startSandbox(new InProcessBackend())).startGateway()).startAgent(agentOn(naive));
+    await expect(withAgent.startControl(adversary())).rejects.toThrow(/is an adversary/);
     await run.dispose();
   });
 });

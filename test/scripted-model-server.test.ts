@@ -181,7 +181,7 @@ describe('scripted model server: Chat Completions', () => {
     expect(err.status).toBe(500);
     expect(err.message).toContain('Script step 2 of 2 did not match');
     expect(err.message).toContain('something else');
-    expect(err.code).toBe('script_mismatch');
+    expect(err.code).toBe('SCRIPT_MISMATCH');
     expect(server.requests[1]!.status).toBe(500);
 
     const exhausted = await expectApiError(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'third' }] }));

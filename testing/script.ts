@@ -4,6 +4,7 @@
  */
 import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
 import { lastUserIndex, resolveToolName } from './directives.js';
+import { VeraError } from '../engine/errors.js';
 
 /** A regular expression in JSON-friendly form (`source`, optional `flags`). */
 export interface ScriptPattern {
@@ -32,26 +33,25 @@ export interface ScriptStep {
  * Thrown by a policy to make the server answer with an HTTP error, as a provider would: a rate
  * limit (429 with Retry-After), an overload (503, 529), a server fault (500).
  */
-export class ScriptedHttpError extends Error {
+export class ScriptedHttpError extends VeraError {
   constructor(
     readonly status: number,
     readonly headers: Record<string, string> = {},
     message = `scripted HTTP ${status}`,
   ) {
-    super(message);
+    super('SCRIPTED_HTTP', message);
     this.name = 'ScriptedHttpError';
   }
 }
 
 /** Thrown (and turned into an HTTP 500 by the server) when a request does not fit the script. */
-export class ScriptMismatchError extends Error {
-  readonly code = 'script_mismatch';
+export class ScriptMismatchError extends VeraError {
   constructor(
     message: string,
     /** 1-based step number, or the request number when the script is exhausted. */
     readonly step: number,
   ) {
-    super(message);
+    super('SCRIPT_MISMATCH', message);
     this.name = 'ScriptMismatchError';
   }
 }

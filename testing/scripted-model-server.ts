@@ -11,7 +11,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { planSinksInProcess, type RunPlan } from '../engine/scripted-plan.js';
+import type { RunPlan } from '../engine/scripted-plan.js';
+import { planSinksInProcess } from '../provider/scripted-plan-sinks.js';
 import { anthropicMessagesWire } from './anthropic-messages-wire.js';
 import { chatCompletionsWire } from './chat-completions-wire.js';
 import type { Conversation, ModelPolicy, ModelReply } from './conversation.js';
@@ -20,6 +21,7 @@ import { resolvePolicy, type PolicyName } from './policies/index.js';
 import { geminiWire } from './gemini-wire.js';
 import { responsesWire } from './responses-wire.js';
 import { scriptPolicy, type ScriptPolicy, type ScriptStep, ScriptedHttpError } from './script.js';
+import { VeraError } from '../engine/errors.js';
 
 export interface ScriptedModelServerOptions {
   /** A bundled policy by name, or your own. Give exactly one of `policy` and `script`. */
@@ -126,13 +128,13 @@ export interface WireAdapter {
 }
 
 /** A malformed request; the server answers 400 in the adapter's error format. */
-export class WireRequestError extends Error {
+export class WireRequestError extends VeraError {
   readonly status = 400;
   constructor(
     message: string,
     readonly param?: string,
   ) {
-    super(message);
+    super('WIRE_REQUEST_INVALID', message);
     this.name = 'WireRequestError';
   }
 }

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { z } from 'zod';
 import { formatField } from '../../engine/case-loader.js';
 import { rejectsJsonSchema, responseFormatFor, responseJsonSchema, schemaInstruction } from '../../provider/response-format.js';
+import { VeraError } from '../../engine/errors.js';
 
 /**
  * The one way the pipeline talks to a model: a Chat Completions request for structured output —
@@ -59,9 +60,9 @@ export interface JsonModel {
   readonly requests: number;
 }
 
-export class ModelCallError extends Error {
+export class ModelCallError extends VeraError {
   constructor(message: string) {
-    super(message);
+    super('MODEL_CALL_FAILED', message);
     this.name = 'ModelCallError';
   }
 }

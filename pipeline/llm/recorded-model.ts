@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { parseYaml, toYaml, writeFileAtomic } from '../yaml-file.js';
 import { parseJsonReply, systemPromptFor, type JsonModel, type JsonReply, type JsonRequest } from './json-model.js';
+import { VeraError } from '../../engine/errors.js';
 
 /**
  * A JsonModel that answers from a checked-in file of replies, keyed by a hash of the request as
@@ -35,9 +36,9 @@ export type ModelRepliesFile = z.infer<typeof modelRepliesFile>;
 
 export type RecordedMode = 'replay' | 'record' | 'collect';
 
-export class RecordedReplyMissing extends Error {
+export class RecordedReplyMissing extends VeraError {
   constructor(message: string) {
-    super(message);
+    super('RECORDED_REPLY_MISSING', message);
     this.name = 'RecordedReplyMissing';
   }
 }

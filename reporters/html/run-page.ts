@@ -156,7 +156,7 @@ ${redacted ? `<p class="muted">Redacted before writing: ${esc(redacted)}.</p>` :
 <dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>
 <h3>Verdict: ${esc(record.status)}</h3>
 ${record.verdict.reason ? `<p class="reason">${esc(record.verdict.reason)}</p>` : ''}
-${record.error ? `<p class="error-text">${esc(record.error.kind)}: ${esc(record.error.message)}</p>${record.error.detail ? jsonBlock(record.error.detail) : ''}` : ''}
+${record.error ? `<p class="error-text">${esc(record.error.kind)}${record.error.code ? ` <code>${esc(record.error.code)}</code>` : ''}: ${esc(record.error.message)}</p>${record.error.detail ? jsonBlock(record.error.detail) : ''}` : ''}
 <div class="evidence-block">${evidenceList(id, record.verdict.evidence, violated)}</div>
 ${record.attribution ? attributionBlock(record.attribution) : ''}
 ${record.utility ? `<h4>Utility (the honest task): ${record.utility.holds ? 'done' : 'not done'}</h4>${evidenceList(id, record.utility.evidence, record.utility.holds, 'utility')}` : ''}

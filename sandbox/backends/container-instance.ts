@@ -6,11 +6,12 @@ import { SandboxAdminClient, SandboxServerError } from '../container/admin-clien
 import { dockerEngineStatus, imageExists, removeContainers, removeContainersSync, SANDBOX_LABEL } from '../container/docker-cli.js';
 import { EXEC_PID_DIR, healthResponse, killedResponse, READY_PREFIX, readyLine, ROUTES, SANDBOX_PROTOCOL, SERVER_ENV } from '../container/protocol.js';
 import type { SandboxSpawnOptions } from '../sandbox.js';
+import { VeraError } from '../../engine/errors.js';
 
 /** The sandbox container died or vanished: the run it served cannot be judged on its final state. */
-export class SandboxContainerError extends Error {
+export class SandboxContainerError extends VeraError {
   constructor(message: string) {
-    super(message);
+    super('SANDBOX_FAILED', message);
     this.name = 'SandboxContainerError';
   }
 }

@@ -9,6 +9,7 @@ import { EgressProxy, type NetworkAttempt } from './egress-proxy.js';
 import { LoopbackBridge, loopbackPort } from './loopback-bridge.js';
 import { programEnv } from './program-env.js';
 import { DEFAULT_RESOURCE_LIMITS, LimitGroup, type ResourceLimits } from './resource-limits.js';
+import { VeraError } from '../../engine/errors.js';
 
 /**
  * How the in-process backend starts programs under test (CLI agents): `bubblewrap` (default)
@@ -22,9 +23,10 @@ export type ProgramConfinementMode = 'bubblewrap' | 'unconfined';
 /** What a run's programs actually ran under (recorded, and shown by the reports when it is `none`). */
 export type ConfinementUsed = 'bubblewrap' | 'container' | 'none';
 
-export class ConfinementError extends Error {
+export class ConfinementError extends VeraError {
   constructor(reason: string) {
     super(
+      'CONFINEMENT_UNAVAILABLE',
       `a program under test cannot be confined on this machine: ${reason}. Vera does not run an attacked agent unconfined on the host: ` +
         "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, run with the container backend (sandbox: 'container'), " +
         'or accept the risk explicitly with unconfined: true (the agent then sees your files and network)',
@@ -34,9 +36,10 @@ export class ConfinementError extends Error {
 }
 
 /** A URL a confined program may not reach: only loopback endpoints can be relayed into its sandbox. */
-export class UnreachableEndpointError extends Error {
+export class UnreachableEndpointError extends VeraError {
   constructor(url: string) {
     super(
+      'ENDPOINT_UNREACHABLE',
       `a confined agent has no network of its own, so it cannot reach ${url}: remote model endpoints are reached through the run-wide model proxy (on by default for remote providers; do not set provider: false), or a local server on 127.0.0.1`,
     );
     this.name = 'UnreachableEndpointError';

@@ -1,15 +1,16 @@
 import type { z } from 'zod';
 import { InitScriptError } from '../sandbox.js';
 import { errorResponse } from './protocol.js';
+import { VeraError } from '../../engine/errors.js';
 
 /** The admin API refused a request (bad body, unknown environment, …): a bug or a broken case, not a dead container. */
-export class SandboxServerError extends Error {
+export class SandboxServerError extends VeraError {
   constructor(
     message: string,
     readonly kind: string,
     readonly status: number,
   ) {
-    super(message);
+    super('SANDBOX_REFUSED', message);
     this.name = 'SandboxServerError';
   }
 }

@@ -1,3 +1,5 @@
+import { VeraError } from '../../../engine/errors.js';
+
 /**
  * How the shell environment runs a command. The in-process backend's default is the simulated
  * shell (`createSimulatedShellRunner`: an embedded bash interpreter over the workspace, no host
@@ -61,9 +63,10 @@ export interface ShellRunResult {
 }
 
 /** Shell commands cannot be confined here; the message tells the user what to do instead. */
-export class ShellConfinementError extends Error {
+export class ShellConfinementError extends VeraError {
   constructor(reason: string) {
     super(
+      'CONFINEMENT_UNAVAILABLE',
       `the shell environment cannot confine commands on this machine: ${reason}. ` +
         "Vera never runs an agent's shell commands unconfined on the host. Install bubblewrap " +
         '(Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, use the simulated ' +
