@@ -36,6 +36,12 @@ export function hermesConfig(options: HermesAgentOptions, ctx: Pick<AgentStartCo
 type AcpContent = { type?: string; content?: { type?: string; text?: string }; path?: string; newText?: string; oldText?: string };
 
 /** One `tool_call` start and what its `tool_call_update`s added, as Hermes' ACP server sends them. */
+/** A `session/update` notification, as far as this client reads it. */
+interface AcpSessionUpdate {
+  sessionId?: string;
+  update?: { sessionUpdate?: string; toolCallId?: string; content?: AcpContent[] & { type?: string; text?: string } } & Partial<Omit<AcpToolCall, 'content'>>;
+}
+
 interface AcpToolCall {
   toolCallId?: string;
   title?: string;
@@ -175,7 +181,7 @@ class HermesSession extends ProgramSession {
   ) {
     super('hermes', longLivedProgram(proc, 1000), home);
     proc.onLine((line) => {
-      let message: { id?: number | string; method?: string; params?: any; result?: unknown; error?: { message?: string; code?: number } };
+      let message: { id?: number | string; method?: string; params?: unknown; result?: unknown; error?: { message?: string; code?: number } };
       try {
         message = JSON.parse(line);
       } catch {
@@ -197,7 +203,7 @@ class HermesSession extends ProgramSession {
     return (this.options.turnTimeoutSeconds ?? 600) * 1000;
   }
 
-  private request(method: string, params: unknown, signal: AbortSignal): Promise<any> {
+  private request(method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
     const id = this.nextId++;
     const answer = new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
     this.proc.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
@@ -220,10 +226,10 @@ class HermesSession extends ProgramSession {
   }
 
   /** Requests from the agent: permissions are granted; the client offers no fs/terminal of its own. */
-  private onRequest(id: number | string, method: string, params: any): void {
+  private onRequest(id: number | string, method: string, params: unknown): void {
     let response: object;
     if (method === 'session/request_permission') {
-      const options: Array<{ optionId: string; kind?: string }> = params?.options ?? [];
+      const options = (params as { options?: Array<{ optionId: string; kind?: string }> } | undefined)?.options ?? [];
       const allow = options.find((o) => o.kind === 'allow_always') ?? options.find((o) => o.kind === 'allow_once') ?? options[0];
       response = { result: allow ? { outcome: { outcome: 'selected', optionId: allow.optionId } } : { outcome: { outcome: 'cancelled' } } };
     } else {
@@ -238,8 +244,9 @@ class HermesSession extends ProgramSession {
     return [`mcp_${g}_`, `mcp__${g}__`, `${g}__`, `${g}.`].some((p) => name.startsWith(p));
   }
 
-  private onNotification(method: string, params: any): void {
-    if (method !== 'session/update' || params?.sessionId !== this.sessionId) return;
+  private onNotification(method: string, raw: unknown): void {
+    const params = raw as AcpSessionUpdate | undefined;
+    if (method !== 'session/update' || !params || params.sessionId !== this.sessionId) return;
     const update = params.update ?? {};
     switch (update.sessionUpdate) {
       case 'agent_message_chunk':
@@ -283,9 +290,9 @@ class HermesSession extends ProgramSession {
     this.assertOpen();
     const signal = sendOptions.signal ?? this.ctx.signal;
     this.reply = '';
-    let result: { stopReason?: string; usage?: { inputTokens?: number; outputTokens?: number } };
+    let result: { stopReason?: string; usage?: { inputTokens?: number; outputTokens?: number } } | undefined;
     try {
-      result = await this.request('session/prompt', { sessionId: this.sessionId, prompt: [{ type: 'text', text: message }] }, signal);
+      result = (await this.request('session/prompt', { sessionId: this.sessionId, prompt: [{ type: 'text', text: message }] }, signal)) as typeof result;
     } catch (error) {
       this.proc.kill();
       throw error;

@@ -1,4 +1,4 @@
-import type { EnvironmentDefinition } from '../sandbox/environment.js';
+import type { AnyEnvironmentDefinition } from '../sandbox/environment.js';
 import type { Need } from './taxonomy/taxonomy-schema.js';
 
 /**
@@ -280,7 +280,7 @@ export const capabilityMap: CapabilityMap = {
 };
 
 /** Why the map and the registry disagree (empty when they agree). */
-export function checkCapabilityMap(map: CapabilityMap, registry: Record<string, EnvironmentDefinition<any>>): string[] {
+export function checkCapabilityMap(map: CapabilityMap, registry: Record<string, AnyEnvironmentDefinition>): string[] {
   const problems: string[] = [];
   for (const [name, env] of Object.entries(registry)) {
     const entry = map[name];

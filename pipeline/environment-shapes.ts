@@ -1,6 +1,6 @@
 import type { JsonValue } from '../engine/json.js';
 import { InProcessBackend, toolJsonSchema } from '../sandbox/backends/in-process-backend.js';
-import type { EnvironmentDefinition } from '../sandbox/environment.js';
+import type { AnyEnvironmentDefinition } from '../sandbox/environment.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
 
 /**
@@ -24,7 +24,7 @@ export class EnvironmentShapes {
   private readonly backend: SandboxBackend;
 
   constructor(
-    private readonly registry: Record<string, EnvironmentDefinition<any>>,
+    private readonly registry: Record<string, AnyEnvironmentDefinition>,
     backend?: SandboxBackend,
   ) {
     this.backend = backend ?? new InProcessBackend({ environments: registry });

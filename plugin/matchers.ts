@@ -17,7 +17,7 @@ interface VeraMatchers<R = unknown> {
 }
 
 declare module 'vitest' {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  // biome-ignore lint/suspicious/noExplicitAny: a declaration merged into Vitest's must repeat its type parameter as Vitest declares it
   interface Matchers<T = any> extends VeraMatchers<T> {}
 }
 

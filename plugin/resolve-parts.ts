@@ -7,7 +7,7 @@ import type { ControlAgent } from '../control/control.js';
 import { benignUser } from '../control/benign-user.js';
 import { scriptedAdversary } from '../control/scripted-adversary.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
-import type { EnvironmentDefinition } from '../sandbox/environment.js';
+import type { EnvironmentDefinition, AnyEnvironmentDefinition } from '../sandbox/environment.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
 import type { AdversarySpec, AgentSpec, UserSpec, VeraRuntimeConfig } from './options.js';
 import { providedModule } from './user-modules.js';
@@ -208,14 +208,14 @@ export function resolveBackend(config: VeraRuntimeConfig): Promise<SandboxBacken
   return started;
 }
 
-function isEnvironment(value: unknown): value is EnvironmentDefinition<any> {
+function isEnvironment(value: unknown): value is AnyEnvironmentDefinition {
   const v = value as EnvironmentDefinition | null;
   return !!v && typeof v === 'object' && typeof v.name === 'string' && Array.isArray(v.tools) && typeof v.create === 'function';
 }
 
 /** User environments, by name, from the modules listed in `environments`. */
-export async function loadEnvironments(paths: readonly string[], root: string): Promise<Record<string, EnvironmentDefinition<any>>> {
-  const out: Record<string, EnvironmentDefinition<any>> = {};
+export async function loadEnvironments(paths: readonly string[], root: string): Promise<Record<string, AnyEnvironmentDefinition>> {
+  const out: Record<string, AnyEnvironmentDefinition> = {};
   for (const path of paths) {
     const mod = await importUserModule(path, root);
     const found = Object.values(mod).filter(isEnvironment);

@@ -3,7 +3,7 @@ import type { SafetyCase } from '../engine/case-schema.js';
 import { isPlainObject } from '../engine/json.js';
 import { parsePath } from '../engine/paths.js';
 import { didYouMean } from '../engine/suggest.js';
-import type { EnvironmentDefinition, ToolSpec } from '../sandbox/environment.js';
+import type { AnyEnvironmentDefinition, AnyToolSpec } from '../sandbox/environment.js';
 
 /**
  * What a case names that its environments must have, checked where it is written: the tools its
@@ -37,13 +37,13 @@ export function unknownKeys(input: unknown, parsed: unknown, path: PropertyKey[]
 }
 
 /** The argument names a tool's input schema declares (its zod object's shape). */
-function argumentNames(tool: ToolSpec<any>): string[] {
+function argumentNames(tool: AnyToolSpec): string[] {
   const shape = (tool.input as unknown as { shape?: Record<string, unknown> }).shape;
   return shape ? Object.keys(shape) : [];
 }
 
 /** Problems of one call's arguments against its tool: keys it does not take (said first: a misspelt key is also a missing one), then what its schema refuses. */
-function argumentProblems(tool: ToolSpec<any>, args: Record<string, unknown>, at: PropertyKey[]): ReferenceProblem[] {
+function argumentProblems(tool: AnyToolSpec, args: Record<string, unknown>, at: PropertyKey[]): ReferenceProblem[] {
   const problems: ReferenceProblem[] = [];
   const names = argumentNames(tool);
   const unknownTop = names.length > 0 ? Object.keys(args).filter((k) => !names.includes(k)) : [];
@@ -81,9 +81,9 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /** The tools and the init operations a case names, against the environments it mounts. */
-export function referenceProblems(spec: SafetyCase, definitions: ReadonlyMap<string, EnvironmentDefinition<any>>): ReferenceProblem[] {
+export function referenceProblems(spec: SafetyCase, definitions: ReadonlyMap<string, AnyEnvironmentDefinition>): ReferenceProblem[] {
   const problems: ReferenceProblem[] = [];
-  const tools = new Map<string, ToolSpec<any>>();
+  const tools = new Map<string, AnyToolSpec>();
   for (const def of definitions.values()) for (const t of def.tools) tools.set(t.name, t);
   const toolNames = [...tools.keys()];
   const unknownTool = (name: string, path: PropertyKey[], role: string) => {

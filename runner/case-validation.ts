@@ -1,6 +1,6 @@
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { InitScriptError } from '../sandbox/sandbox.js';
-import type { EnvironmentDefinition } from '../sandbox/environment.js';
+import type { AnyEnvironmentDefinition } from '../sandbox/environment.js';
 import { environmentsOf } from '../engine/case-helpers.js';
 import { formatField, type CaseProblem, type LoadedCase } from '../engine/case-loader.js';
 import { initArgumentProblems, referenceProblems } from './case-references.js';
@@ -23,7 +23,7 @@ import { checkWitnesses } from './witness.js';
 export class CaseValidation {
   private readonly cache = new Map<string, Promise<CaseProblem[]>>();
 
-  constructor(private readonly environments: () => Promise<Record<string, EnvironmentDefinition<any>>> = async () => ({})) {}
+  constructor(private readonly environments: () => Promise<Record<string, AnyEnvironmentDefinition>> = async () => ({})) {}
 
   /** Every problem of the file's cases (empty when all pass). */
   async problemsOf(cases: readonly LoadedCase[]): Promise<CaseProblem[]> {
@@ -69,7 +69,7 @@ export class CaseValidation {
     };
     const { spec } = loaded;
     const mounted = environmentsOf(spec);
-    const definitions = new Map<string, EnvironmentDefinition<any>>();
+    const definitions = new Map<string, AnyEnvironmentDefinition>();
     const problems: CaseProblem[] = [];
     const found = await Promise.all(mounted.map((name) => environments[name] ?? loadBuiltinEnvironment(name)));
     mounted.forEach((name, i) => {

@@ -101,3 +101,15 @@ export function defineTool<S, I extends z.ZodObject>(spec: ToolSpec<S, I>): Tool
 export function defineOperation<S, I extends z.ZodObject>(spec: OperationSpec<S, I>): OperationSpec<S> {
   return spec as unknown as OperationSpec<S>;
 }
+
+/*
+ * A registry holds environments of different state types, and each one's tools and operations take
+ * its own state: a map of several has no common `S`. These aliases are that existential type, written
+ * once, so no other file needs `any`.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the state type of one environment among many (see above)
+export type AnyEnvironmentDefinition = EnvironmentDefinition<any>;
+// biome-ignore lint/suspicious/noExplicitAny: as above
+export type AnyEnvironmentInstance = EnvironmentInstance<any>;
+// biome-ignore lint/suspicious/noExplicitAny: as above
+export type AnyToolSpec = ToolSpec<any>;

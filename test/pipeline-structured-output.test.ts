@@ -65,7 +65,8 @@ describe('an endpoint without json_schema support', () => {
     server = createServer(async (req: IncomingMessage, res) => {
       let body = '';
       for await (const chunk of req) body += chunk;
-      const format = (JSON.parse(body) as { response_format: { type: string } }).response_format.type;
+      const request = JSON.parse(body) as { response_format: { type: string }; stream?: boolean };
+      const format = request.response_format.type;
       formats.push(format);
       res.setHeader('content-type', 'application/json');
       if (format === 'json_schema') {
@@ -75,6 +76,19 @@ describe('an endpoint without json_schema support', () => {
             error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", type: 'invalid_request_error' },
           }),
         );
+        return;
+      }
+      if (request.stream) {
+        // Replies stream (the pipeline's requests do): one content chunk, then the end.
+        res.setHeader('content-type', 'text/event-stream');
+        const chunk = {
+          id: 'c',
+          object: 'chat.completion.chunk',
+          created: 0,
+          model: 'm',
+          choices: [{ index: 0, delta: { content: '{"queries": ["tool poisoning"]}' } }],
+        };
+        res.end(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
         return;
       }
       res.end(

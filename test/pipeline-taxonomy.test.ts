@@ -39,6 +39,16 @@ describe('the shipped taxonomy', () => {
     expect(missing).toEqual([]);
   });
 
+  it('every risk category declares where its harm shows; words are the harm only for deception and harmful content', () => {
+    const categories = taxonomy.leaves('risks').map((l) => l.path.split('/')[0]!);
+    for (const category of new Set(categories)) expect(taxonomy.find('risks', category)?.node.observables, category).toBeDefined();
+    const wordy = [...new Set(categories)].filter((c) => taxonomy.observablesOf(c).includes('response'));
+    expect(wordy.sort()).toEqual(['deception', 'harmful-content']);
+    // A leaf inherits its branch's; a deletion is seen in the state, not in the call that asked for it.
+    expect(taxonomy.observablesOf('data-exfiltration/credential-leak')).toEqual(taxonomy.observablesOf('data-exfiltration'));
+    expect(taxonomy.observablesOf('unauthorized-action/destructive-deletion')).toEqual(['state']);
+  });
+
   it('has a node for every environment in the sandbox registry', () => {
     expect(Object.keys(builtinEnvironments).filter((name) => !taxonomy.has('environments', name))).toEqual([]);
   });

@@ -1,4 +1,5 @@
-import { relative, resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { builtinEnvironments } from '../../sandbox/environments/index.js';
 import { readGoalsFile } from '../../pipeline/compose/goals-file.js';
@@ -6,6 +7,8 @@ import { compile, writeCompileReport } from '../../pipeline/compile/compile.js';
 import { MODEL_FLAGS_USAGE, modelFlags, number, openPipelineModel } from '../../pipeline/llm/model-flags.js';
 import type { CliCommand } from '../main.js';
 import { DEFAULT_GOALS_FILE } from './compose.js';
+import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
+import { packageRoot } from '../../sandbox/container/image.js';
 
 /**
  * `vera compile`: each goal → init script, user-interaction spec, verifier (predicate data) and
@@ -19,7 +22,7 @@ export const compileCommand: CliCommand = {
   summary: 'compile goals into executable, witness-checked case files (LLM case compiler)',
   usage: [
     `vera compile [--goals ${DEFAULT_GOALS_FILE}] [--only <goal id>]… [--out cases/generated] [--repairs 1] [--force]`,
-    '             [--report .vera/pipeline/compile-report.yaml]',
+    `             [--report .vera/pipeline/compile-report.yaml] [--taxonomy ${DEFAULT_TAXONOMY_DIR}, else the bundled one]`,
     `             ${MODEL_FLAGS_USAGE}`,
   ].join('\n'),
   async run(args, io) {
@@ -33,6 +36,7 @@ export const compileCommand: CliCommand = {
         repairs: { type: 'string' },
         force: { type: 'boolean' },
         report: { type: 'string' },
+        taxonomy: { type: 'string' },
         ...modelFlags,
       },
     });
@@ -49,6 +53,13 @@ export const compileCommand: CliCommand = {
       return 1;
     }
     const outDir = at(values.out ?? 'cases/generated');
+    // Where each risk leaves its harm (the observable gate): the project's trees, else Vera's own.
+    const taxonomyDir = values.taxonomy
+      ? at(values.taxonomy)
+      : (await isDirectory(at(DEFAULT_TAXONOMY_DIR)))
+        ? at(DEFAULT_TAXONOMY_DIR)
+        : join(packageRoot(), DEFAULT_TAXONOMY_DIR);
+    const taxonomy = await Taxonomy.load(taxonomyDir);
     const opened = await openPipelineModel(values);
     const { model } = opened;
     try {
@@ -61,17 +72,30 @@ export const compileCommand: CliCommand = {
         force: values.force ?? false,
         cwd: io.cwd,
         log: (line) => io.out(line),
+        observablesOf: (risk) => (taxonomy.has('risks', risk) ? taxonomy.observablesOf(risk) : undefined),
       });
       const reportFile = at(values.report ?? '.vera/pipeline/compile-report.yaml');
       await writeCompileReport(reportFile, report, model.model);
       for (const r of report.rejected) io.err(`rejected ${r.goal} (${r.stage}): ${r.reasons.join('; ')}`);
+      if (report.failed) {
+        io.err(
+          `vera compile: stopped at ${report.failed.goal}: ${report.failed.error}; not compiled: ${report.failed.notCompiled.length} goal(s) — run the command again to go on (kept cases are skipped)`,
+        );
+      }
       io.out(
-        `${report.kept.length} kept, ${report.rejected.length} rejected, ${report.skipped.length} skipped; report: ${relative(io.cwd, reportFile)}` +
+        `${report.kept.length} kept, ${report.rejected.length} rejected, ${report.skipped.length} skipped${report.failed ? `, ${report.failed.notCompiled.length} not compiled` : ''}; report: ${relative(io.cwd, reportFile)}` +
           (report.kept.length ? `; run them with: npx vitest run ${relative(io.cwd, outDir) || '.'}` : ''),
       );
-      return report.rejected.length > 0 && report.kept.length === 0 ? 1 : 0;
+      return report.failed || (report.rejected.length > 0 && report.kept.length === 0) ? 1 : 0;
     } finally {
       await opened.close();
     }
   },
 };
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}

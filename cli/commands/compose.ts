@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { builtinEnvironments } from '../../sandbox/environments/index.js';
 import { capabilityMap } from '../../pipeline/capabilities.js';
@@ -74,13 +74,19 @@ export const composeCommand: CliCommand = {
         log: (line) => io.out(line),
       });
       const out = at(values.out ?? values.goals ?? DEFAULT_GOALS_FILE);
-      await writeGoalsFile(out, result);
+      const { failed, ...goalsFile } = result;
+      await writeGoalsFile(out, goalsFile);
       const before = existing?.goals.length ?? 0;
+      if (failed) {
+        io.err(
+          `vera compose: stopped at ${failed.tuple}: ${failed.error}; ${failed.notComposed} tuple(s) not composed — run the command again with --goals ${relative(io.cwd, out)} to go on`,
+        );
+      }
       io.out(
         `${result.goals.length - before} new goals (${result.goals.length} in all), ${result.rejected.length - (existing?.rejected.length ?? 0)} rejected, ` +
           `${result.duplicates.length - (existing?.duplicates.length ?? 0)} duplicates, ${result.incompatible.length} incompatible tuples; written to ${out}`,
       );
-      return 0;
+      return failed ? 1 : 0;
     } finally {
       await opened.close();
     }

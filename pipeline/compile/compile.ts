@@ -2,12 +2,14 @@ import { access } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { ThreatModel } from '../../engine/case-schema.js';
 import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
-import type { EnvironmentDefinition } from '../../sandbox/environment.js';
+import type { AnyEnvironmentDefinition } from '../../sandbox/environment.js';
 import type { SandboxBackend } from '../../sandbox/sandbox.js';
 import type { GoalRecord, Tuple } from '../compose/goals-file.js';
 import type { JsonModel } from '../llm/json-model.js';
 import { EnvironmentShapes } from '../environment-shapes.js';
 import { toYaml, writeFileAtomic } from '../yaml-file.js';
+import { isVeraError } from '../../engine/errors.js';
+import type { ObservableKind } from '../taxonomy/taxonomy-schema.js';
 import { StartedDryRun } from './dry-run.js';
 import { acceptCase, assembleCase, caseYaml, type Stage } from './acceptance.js';
 import { askCompiler, type CompilerInput } from './case-compiler.js';
@@ -15,7 +17,7 @@ import { askCompiler, type CompilerInput } from './case-compiler.js';
 export interface CompileOptions {
   goals: GoalRecord[];
   model: JsonModel;
-  registry: Record<string, EnvironmentDefinition<any>>;
+  registry: Record<string, AnyEnvironmentDefinition>;
   /** Kept cases go to `<outDir>/<environment>/<goal id>.case.yaml`. */
   outDir: string;
   /** Further attempts after a rejected one, each told why the last was rejected (default 1). */
@@ -26,6 +28,8 @@ export interface CompileOptions {
   cwd: string;
   backend?: SandboxBackend;
   log?: (line: string) => void;
+  /** Where each risk leaves its harm (`Taxonomy.observablesOf`); without it the observable gate is skipped. */
+  observablesOf?: (risk: string) => readonly ObservableKind[] | undefined;
 }
 
 export interface KeptCase {
@@ -48,6 +52,11 @@ export interface CompileReport {
   kept: KeptCase[];
   rejected: RejectedGoal[];
   skipped: Array<{ goal: string; reason: string }>;
+  /**
+   * The model endpoint failed (after its retries) while compiling `goal`: the run stopped there. The
+   * report holds what was done before; `notCompiled` lists the goals left, that goal first.
+   */
+  failed?: { goal: string; error: string; notCompiled: string[] };
 }
 
 /**
@@ -62,7 +71,7 @@ export async function compile(options: CompileOptions): Promise<CompileReport> {
   const shapes = new EnvironmentShapes(options.registry, backend);
   await using dryRun = await StartedDryRun.start({ backend });
 
-  for (const goal of options.goals) {
+  for (const [index, goal] of options.goals.entries()) {
     const envName = goal.taxonomy.environment.split('/')[0]!;
     const file = join(options.outDir, envName, `${goal.id}.case.yaml`);
     const shown = relative(options.cwd, file);
@@ -83,14 +92,24 @@ export async function compile(options: CompileOptions): Promise<CompileReport> {
       });
       continue;
     }
-    const input: CompilerInput = { goal, environments: [] };
+    const observables = options.observablesOf?.(goal.taxonomy.risk);
+    const input: CompilerInput = { goal, environments: [], ...(observables ? { harmSeenIn: observables } : {}) };
     for (const name of mounted) input.environments.push(await shapes.describe(name));
 
     const attempts: RejectedGoal['attempts'] = [];
     let lastReply = '';
     let kept = false;
     for (let attempt = 1; attempt <= 1 + (options.repairs ?? 1); attempt++) {
-      const reply = await askCompiler(options.model, input);
+      let reply: Awaited<ReturnType<typeof askCompiler>>;
+      try {
+        reply = await askCompiler(options.model, input);
+      } catch (error) {
+        if (!(isVeraError(error) && error.code === 'MODEL_CALL_FAILED')) throw error;
+        // The endpoint is down or hung: the next goals would fail the same way. What is done stays done.
+        report.failed = { goal: goal.id, error: error.message, notCompiled: options.goals.slice(index).map((g) => g.id) };
+        log(`✗ ${goal.id}: ${error.message}`);
+        return report;
+      }
       lastReply = reply.raw;
       let stage: Stage;
       let reasons: string[];
@@ -100,7 +119,7 @@ export async function compile(options: CompileOptions): Promise<CompileReport> {
       } else {
         const caseData = assembleCase(goal, reply.value);
         const yaml = caseYaml(caseData, options.model.model);
-        const verdict = await acceptCase(yaml, shown, { registry: options.registry, backend, goal, dryRun });
+        const verdict = await acceptCase(yaml, shown, { registry: options.registry, backend, goal, dryRun, ...(observables ? { observables } : {}) });
         if (verdict.ok) {
           await writeFileAtomic(file, yaml);
           report.kept.push({ goal: goal.id, file: shown, attempts: attempt, threatModels: verdict.spec!.threatModels });

@@ -1,6 +1,8 @@
 import type { SafetyCase } from '../../engine/case-schema.js';
 import { casePattern } from '../../engine/case-pattern.js';
-import { isPlainObject } from '../../engine/json.js';
+import { isPlainObject, type JsonObject } from '../../engine/json.js';
+import { parsePath, resolvePath } from '../../engine/paths.js';
+import { formatPath } from './verifier-references.js';
 
 /**
  * Does the verifier test the goal's target? A verifier can be valid, resolvable and proven by its
@@ -32,7 +34,10 @@ const KEYWORD_KEYS = new Set(['scope', 'quantifier', 'normalize', 'origin', 'tur
 const SECRET_PLACEHOLDER = /\{\{\s*secret\.([A-Za-z0-9_-]+)\s*\}\}/g;
 
 export interface VerifierAnchors {
+  /** Literals in a positive position: under an even number of `not`s (predicate or value matcher). */
   literals: string[];
+  /** Literals under an odd number of `not`s: they say what must not happen, so they name no target. */
+  negatedLiterals: string[];
   secrets: Set<string>;
   fromInitial: string[];
   /** `state` checks with `value`: each names one place (a setting), not any item of a collection. */
@@ -41,22 +46,30 @@ export interface VerifierAnchors {
   patterns: string[];
 }
 
-/** What a predicate refers to: its literal strings, the secrets and initial-state values it names. */
+/**
+ * What a predicate refers to: its literal strings, the secrets and initial-state values it names —
+ * read with polarity. Each `not` (a predicate's or a value matcher's) flips it, so `not: { not: … }`
+ * is positive again; only what the check needs to be there counts as naming something. A state
+ * check's `quantifier: none` does not flip: "no file at /board/minutes.md" is a check on that file.
+ */
 export function verifierAnchors(predicate: unknown): VerifierAnchors {
-  const anchors: VerifierAnchors = { literals: [], secrets: new Set(), fromInitial: [], places: [], patterns: [] };
+  const anchors: VerifierAnchors = { literals: [], negatedLiterals: [], secrets: new Set(), fromInitial: [], places: [], patterns: [] };
   const walk = (value: unknown, key?: string, negated = false): void => {
     if (typeof value === 'string') {
+      if (negated) {
+        if (key !== 'matches' && (!key || !KEYWORD_KEYS.has(key))) anchors.negatedLiterals.push(value);
+        return;
+      }
       for (const m of value.matchAll(SECRET_PLACEHOLDER)) anchors.secrets.add(m[1]!);
       if (key === 'secret') anchors.secrets.add(value);
-      else if (key === 'matches') {
-        if (!negated) anchors.patterns.push(value);
-      } else if (key === 'fromInitial') anchors.fromInitial.push(value);
+      else if (key === 'matches') anchors.patterns.push(value);
+      else if (key === 'fromInitial') anchors.fromInitial.push(value);
       else if (!key || !KEYWORD_KEYS.has(key)) anchors.literals.push(value);
     } else if (Array.isArray(value)) {
       for (const item of value) walk(item, key, negated);
     } else if (isPlainObject(value)) {
-      if (key === 'state' && typeof value.path === 'string' && value.value !== undefined) anchors.places.push(value.path);
-      for (const [k, v] of Object.entries(value)) walk(v, k, negated || k === 'not');
+      if (!negated && key === 'state' && typeof value.path === 'string' && value.value !== undefined) anchors.places.push(value.path);
+      for (const [k, v] of Object.entries(value)) walk(v, k, k === 'not' ? !negated : negated);
     }
   };
   walk(predicate);
@@ -129,7 +142,33 @@ export function targetIdentifiers(text: string): string[] {
 
 const SECRET_WORDS = /\b(secret|credential|token|password|passphrase|api[ -]?key|access key|private key|canary)s?\b/i;
 
-export function targetProblems(spec: Pick<SafetyCase, 'verifier' | 'init' | 'secrets' | 'attack'>, goal: { targetResource: string; goal?: string }): string[] {
+/**
+ * Whether a `fromInitial` read is a read of `id`: its path names it, or what it reads in the initial
+ * snapshot — the value, or the item (mail, file, record) holding it — carries it.
+ */
+function readsTarget(path: string, id: string, initial: JsonObject | undefined): boolean {
+  if (refersToSeeded(path, [id])) return true;
+  if (!initial) return false;
+  for (const match of resolvePath(initial, path)) {
+    const segments = parsePath(match.path);
+    const holders = [match.value, ...(segments.length > 2 ? resolvePath(initial, formatPath(segments.slice(0, -1))).map((m) => m.value) : [])];
+    if (holders.some((holder) => stringsIn(holder).some((text) => refersToSeeded(id, [text])))) return true;
+  }
+  return false;
+}
+
+function stringsIn(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap(stringsIn);
+  if (isPlainObject(value)) return Object.values(value).flatMap(stringsIn);
+  return [];
+}
+
+export function targetProblems(
+  spec: Pick<SafetyCase, 'verifier' | 'init' | 'secrets' | 'attack'>,
+  goal: { targetResource: string; goal?: string },
+  options: { initial?: JsonObject } = {},
+): string[] {
   const anchors = verifierAnchors(spec.verifier);
   const seeded = seededValues(spec.init);
   const planted = new Set([...seeded.secrets, ...Object.keys(spec.secrets ?? {})]);
@@ -140,10 +179,16 @@ export function targetProblems(spec: Pick<SafetyCase, 'verifier' | 'init' | 'sec
   if (seededIds.length === 0) {
     return [`init: the goal's target (${ids.map((i) => JSON.stringify(i)).join(', ')}) is not seeded by the init script`];
   }
-  const named = seededIds.some((id) => anchors.literals.some((l) => refersToSeeded(l, [id])));
+  const named = seededIds.some(
+    (id) => anchors.literals.some((l) => refersToSeeded(l, [id])) || anchors.fromInitial.some((path) => readsTarget(path, id, options.initial)),
+  );
   if (!named) {
+    const target = seededIds.map((i) => JSON.stringify(i)).join(' or ');
+    const onlyNegated = seededIds.some((id) => anchors.negatedLiterals.some((l) => refersToSeeded(l, [id])));
     return [
-      `verifier: it does not name the goal's target ${seededIds.map((i) => JSON.stringify(i)).join(' or ')}; a check on another resource would pass the witnesses and miss the goal`,
+      onlyNegated
+        ? `verifier: it names the goal's target ${target} only under \`not\` — there it says what must not happen, so the check holds while the target is left alone; name the target in the positive check (the call, the state change or the egress that harms it)`
+        : `verifier: it does not name the goal's target ${target}; a check on another resource would pass the witnesses and miss the goal`,
     ];
   }
   return [];

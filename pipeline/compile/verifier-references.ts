@@ -40,9 +40,15 @@ export interface ReferenceContext {
   initial: JsonObject;
   /** Final snapshot after the violating witness. */
   violating: JsonObject;
+  /**
+   * Every text of the case a route to the harm could take a name from — init arguments, task,
+   * attack, witnesses' calls. Default: read from the case.
+   */
+  mentioned?: readonly string[];
 }
 
-export function checkReferences(spec: SafetyCase, ctx: ReferenceContext): string[] {
+export function checkReferences(spec: SafetyCase, given: ReferenceContext): string[] {
+  const ctx = { ...given, mentioned: given.mentioned ?? caseTexts(spec) };
   const problems: string[] = [];
   const checkPredicate = (p: Predicate, at: string) => walkPredicate(p, at, ctx, problems);
   checkPredicate(spec.verifier, 'verifier');
@@ -68,7 +74,8 @@ function walkPredicate(p: Predicate, at: string, ctx: ReferenceContext, problems
   else if ('toolCall' in p) checkToolCall(p.toolCall, `${at}.toolCall`, ctx, problems);
   else if ('sequence' in p) p.sequence.forEach((m, i) => checkToolCall(m, `${at}.sequence[${i}]`, ctx, problems));
   else if ('state' in p) {
-    const problem = statePathProblem(p.state.path, [ctx.initial, ctx.violating]);
+    const problem =
+      statePathProblem(p.state.path, [ctx.initial, ctx.violating]) ?? unnamedItemProblem(p.state.path, [ctx.initial, ctx.violating], ctx.mentioned ?? []);
     if (problem) problems.push(`${at}.state.path: ${problem}`);
     else if (p.state.where) checkWhereFields(p.state.path, Object.keys(p.state.where), `${at}.state.where`, ctx, problems);
   } else if ('egress' in p) {
@@ -155,6 +162,42 @@ export function statePathProblem(path: string, snapshots: JsonObject[]): string 
     }
   }
   return `"${path}" names nothing in the initial snapshot or after the violating witness, and is not an item of a collection there`;
+}
+
+/**
+ * A path that selects an item by id, key or field value (`email.inbox[id="m-9"]`, `files.files["/x"]`)
+ * which is in neither snapshot is accepted above as an item some route may yet create — unless
+ * nothing in the case names it: then no route can (an agent creates what it was told of), and the
+ * check can never hold; inside an `any` it is a dead branch the witnesses never notice.
+ */
+export function unnamedItemProblem(path: string, snapshots: JsonObject[], mentioned: readonly string[]): string | undefined {
+  if (snapshots.some((s) => resolvePath(s, path).length > 0)) return undefined;
+  const segments = parsePath(path);
+  for (let k = 2; k < segments.length; k++) {
+    const prefix = formatPath(segments.slice(0, k + 1));
+    if (snapshots.some((s) => resolvePath(s, prefix).length > 0)) continue;
+    const selector = segments[k]!;
+    const name = selector.kind === 'filter' ? selector.value : selector.kind === 'key' && !/^\d+$/.test(selector.key) ? selector.key : undefined;
+    if (name === undefined) return undefined;
+    const lower = name.toLowerCase();
+    if (mentioned.some((text) => text.toLowerCase().includes(lower))) return undefined;
+    return `"${path}" selects ${JSON.stringify(name)}, which is in neither the initial snapshot nor the one after the violating witness, and nothing in the case (init, task, attack, witnesses) names it — no route can create it, so this check never holds`;
+  }
+  return undefined;
+}
+
+/** The case's texts a route could take a name from. */
+function caseTexts(spec: SafetyCase): string[] {
+  const out: string[] = [spec.task];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') out.push(value);
+    else if (Array.isArray(value)) value.forEach(walk);
+    else if (isPlainObject(value)) Object.values(value).forEach(walk);
+  };
+  walk(spec.init);
+  walk(spec.attack);
+  walk(spec.witnesses);
+  return out;
 }
 
 /** An object used as a map: not an array item, and its values all objects or all one scalar type. */

@@ -1,4 +1,4 @@
-import type { EnvironmentDefinition } from '../../sandbox/environment.js';
+import type { AnyEnvironmentDefinition } from '../../sandbox/environment.js';
 import type { SandboxBackend } from '../../sandbox/sandbox.js';
 import { EnvironmentShapes } from '../environment-shapes.js';
 import { describeNeed, unmetNeeds, type CapabilityMap } from '../capabilities.js';
@@ -8,6 +8,7 @@ import type { Need } from '../taxonomy/taxonomy-schema.js';
 import { goalKey, isDuplicate, type GoalKey } from './dedupe.js';
 import { chooseDemonstrations, goalDemonstration, type Demonstration } from './demonstrations.js';
 import { askComposer } from './goal-composer.js';
+import { isVeraError } from '../../engine/errors.js';
 import type { GoalRecord, GoalsFile, Tuple } from './goals-file.js';
 import { sample } from './sampling.js';
 
@@ -15,7 +16,7 @@ export interface ComposeOptions {
   taxonomy: Taxonomy;
   model: JsonModel;
   /** The sandbox registry (name → environment): an environment leaf is mountable when its first segment is here. */
-  registry: Record<string, EnvironmentDefinition<any>>;
+  registry: Record<string, AnyEnvironmentDefinition>;
   capabilities: CapabilityMap;
   seed: string;
   /** Environment leaves sampled per (risk, attack) pair (default 10). */
@@ -86,7 +87,12 @@ export function enumerateTuples(options: Pick<ComposeOptions, 'taxonomy' | 'regi
  * from successful attacks; validate (zod), then normalise and deduplicate. Returns the whole
  * goals file (existing goals first).
  */
-export async function compose(options: ComposeOptions): Promise<GoalsFile> {
+/** The goals file, and — when the model endpoint failed (after its retries) — where the run stopped. */
+export interface ComposeResult extends GoalsFile {
+  failed?: { tuple: string; error: string; notComposed: number };
+}
+
+export async function compose(options: ComposeOptions): Promise<ComposeResult> {
   const log = options.log ?? (() => {});
   const { compatible, incompatible } = enumerateTuples(options);
   const out: GoalsFile = {
@@ -102,20 +108,28 @@ export async function compose(options: ComposeOptions): Promise<GoalsFile> {
   const shapes = new EnvironmentShapes(options.registry, options.backend);
   const tuples = compatible.slice(0, options.maxTuples ?? compatible.length);
   log(`${compatible.length} compatible tuples, ${incompatible.length} filtered out; composing ${tuples.length}`);
-  for (const { tuple, needs } of tuples) {
+  for (const [index, { tuple, needs }] of tuples.entries()) {
     const registryName = tuple.environment.split('/')[0]!;
     const candidates = [...(options.successfulAttacks ?? []), ...out.goals.map(goalDemonstration)];
     const demonstrations = chooseDemonstrations(candidates, tuple, options.demonstrations ?? 3, options.seed);
-    const reply = await askComposer(options.model, {
-      tuple,
-      taxonomy: options.taxonomy,
-      environment: await shapes.describe(registryName),
-      otherEnvironments: shapes.others(registryName),
-      capabilities: options.capabilities[registryName] ?? [],
-      needs,
-      demonstrations,
-    });
     const label = `${tuple.risk} × ${tuple.attack} × ${tuple.environment}`;
+    let reply: Awaited<ReturnType<typeof askComposer>>;
+    try {
+      reply = await askComposer(options.model, {
+        tuple,
+        taxonomy: options.taxonomy,
+        environment: await shapes.describe(registryName),
+        otherEnvironments: shapes.others(registryName),
+        capabilities: options.capabilities[registryName] ?? [],
+        needs,
+        demonstrations,
+      });
+    } catch (error) {
+      if (!(isVeraError(error) && error.code === 'MODEL_CALL_FAILED')) throw error;
+      // The endpoint is down or hung: the next tuples would fail the same way. The goals so far are kept.
+      log(`✗ ${label}: ${error.message}`);
+      return { ...out, failed: { tuple: label, error: error.message, notComposed: tuples.length - index } };
+    }
     if (!reply.ok) {
       out.rejected.push({ taxonomy: tuple, reason: `invalid reply: ${reply.error}`, reply: reply.raw });
       log(`✗ ${label}: ${reply.error}`);

@@ -25,9 +25,12 @@ export interface ModelOptions {
   temperature?: number;
   /** Sent when set; endpoints that support it make sampling repeatable. */
   seed?: number;
-  /** Retries on 429/5xx inside the openai client (default 2). */
+  /** Retries of a request that timed out, could not connect or got a 408/409/429/5xx (default 1). */
   maxRetries?: number;
-  /** Per-request timeout in ms (default 120 s). */
+  /**
+   * How long a request may go without a byte of its reply, in ms (default 15 s): replies stream, so
+   * a long reply that keeps coming is never cut, and an endpoint that hangs fails in seconds.
+   */
   timeoutMs?: number;
   /** Sent as `max_tokens` when set: the longest reply the stage will wait for. */
   maxTokens?: number;
@@ -67,32 +70,74 @@ export class ModelCallError extends VeraError {
   }
 }
 
+/** The default idle timeout of a pipeline model request (`--timeout`). */
+export const DEFAULT_TIMEOUT_MS = 15_000;
+/** The default number of retries (`--retries`). */
+export const DEFAULT_RETRIES = 1;
+
 export function openAIJsonModel(options: ModelOptions): JsonModel {
+  // Retries are ours (below): the client's own would not cover a reply that stops arriving.
   const client = new OpenAI({
     baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL,
     apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? 'no-key',
-    maxRetries: options.maxRetries ?? 2,
-    timeout: options.timeoutMs ?? 120_000,
+    maxRetries: 0,
+    timeout: 24 * 3600_000,
   });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const retries = options.maxRetries ?? DEFAULT_RETRIES;
   let requests = 0;
   let format: ResponseFormat = 'json_schema';
   const where = options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'the OpenAI API';
+  /** One request, its reply streamed; silence for `timeoutMs` aborts it. */
+  const completeOnce = async <T>(request: JsonRequest<T>, as: ResponseFormat): Promise<string> => {
+    const idle = new AbortController();
+    let timer = setTimeout(() => idle.abort(new IdleTimeout()), timeoutMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, idle.signal]) : idle.signal;
+    try {
+      const stream = await client.chat.completions.create(
+        {
+          model: options.model,
+          messages: [
+            { role: 'system', content: systemPromptFor(request) },
+            { role: 'user', content: request.user },
+          ],
+          response_format: as === 'json_schema' ? responseFormatFor(request.name, request.schema) : { type: 'json_object' },
+          temperature: options.temperature ?? 0,
+          ...(options.seed !== undefined ? { seed: options.seed } : {}),
+          ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
+          stream: true,
+        },
+        { signal },
+      );
+      let text = '';
+      for await (const chunk of stream) {
+        clearTimeout(timer);
+        timer = setTimeout(() => idle.abort(new IdleTimeout()), timeoutMs);
+        text += chunk.choices[0]?.delta?.content ?? '';
+      }
+      return text;
+    } catch (error) {
+      if (idle.signal.aborted && !request.signal?.aborted) throw new IdleTimeout();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const complete = async <T>(request: JsonRequest<T>, as: ResponseFormat): Promise<string> => {
-    const completion = await client.chat.completions.create(
-      {
-        model: options.model,
-        messages: [
-          { role: 'system', content: systemPromptFor(request) },
-          { role: 'user', content: request.user },
-        ],
-        response_format: as === 'json_schema' ? responseFormatFor(request.name, request.schema) : { type: 'json_object' },
-        temperature: options.temperature ?? 0,
-        ...(options.seed !== undefined ? { seed: options.seed } : {}),
-        ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
-      },
-      request.signal ? { signal: request.signal } : undefined,
-    );
-    return completion.choices[0]?.message.content ?? '';
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await completeOnce(request, as);
+      } catch (error) {
+        // A refusal (a 400, a bad key) is the endpoint's answer: it is thrown as it came.
+        if (!retriable(error) || request.signal?.aborted) throw error;
+        if (attempt >= retries) {
+          const tries = attempt + 1;
+          const said = error instanceof IdleTimeout ? `no reply for ${timeoutMs / 1000} s (--timeout ${timeoutMs / 1000})` : (error as Error).message;
+          throw new Error(`${said}; ${tries} attempt${tries === 1 ? '' : 's'} (--retries ${retries})`, { cause: error });
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(8000, 500 * 2 ** attempt)));
+      }
+    }
   };
   return {
     model: options.model,
@@ -119,6 +164,20 @@ export function openAIJsonModel(options: ModelOptions): JsonModel {
       return parseJsonReply(raw, request.schema);
     },
   };
+}
+
+class IdleTimeout extends Error {
+  constructor() {
+    super('the reply stopped arriving');
+    this.name = 'IdleTimeout';
+  }
+}
+
+/** A failure another attempt may not repeat: silence, no connection, a rate limit, a server fault. */
+function retriable(error: unknown): boolean {
+  if (error instanceof IdleTimeout || error instanceof OpenAI.APIConnectionError) return true;
+  const status = error instanceof OpenAI.APIError ? error.status : undefined;
+  return status !== undefined && (status === 408 || status === 409 || status === 429 || status >= 500);
 }
 
 /** Parses a model's JSON reply (tolerating a ```json fence or prose around one object) and validates it. */

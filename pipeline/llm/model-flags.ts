@@ -9,6 +9,10 @@ import { openAIJsonModel, type JsonModel, type ModelOptions } from './json-model
  *   --api-key-env <VAR>    the variable holding the key (default OPENAI_API_KEY)
  *   --temperature <t>      default 0
  *   --seed <n>             sent to the endpoint (sampling seed), when given
+ *   --timeout <seconds>    how long a request may go without a byte of its reply (default 15;
+ *                          300 for a local model, which reads a long prompt before it answers)
+ *   --retries <n>          retries of a request that timed out, could not connect or got a
+ *                          408/409/429/5xx (default 1; 0 for a local model)
  */
 export const modelFlags = {
   model: { type: 'string' },
@@ -16,9 +20,12 @@ export const modelFlags = {
   'api-key-env': { type: 'string' },
   temperature: { type: 'string' },
   'model-seed': { type: 'string' },
+  timeout: { type: 'string' },
+  retries: { type: 'string' },
 } as const;
 
-export const MODEL_FLAGS_USAGE = '[--model <name>] [--base-url <url>] [--api-key-env <VAR>] [--temperature <t>] [--model-seed <n>]';
+export const MODEL_FLAGS_USAGE =
+  '[--model <name>] [--base-url <url>] [--api-key-env <VAR>] [--temperature <t>] [--model-seed <n>] [--timeout <seconds>] [--retries <n>]';
 
 export function modelOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): ModelOptions {
   const model = str(values.model) ?? env.VERA_PIPELINE_MODEL ?? env.VERA_MODEL ?? 'gpt-4o-mini';
@@ -35,11 +42,18 @@ export function modelOptionsFrom(values: Record<string, unknown>, env: NodeJS.Pr
   if (temperature !== undefined) options.temperature = number(temperature, '--temperature');
   const seed = str(values['model-seed']);
   if (seed !== undefined) options.seed = number(seed, '--model-seed');
+  const timeout = str(values.timeout);
+  if (timeout !== undefined) options.timeoutMs = number(timeout, '--timeout', { min: 0.1 }) * 1000;
+  const retries = str(values.retries);
+  if (retries !== undefined) options.maxRetries = number(retries, '--retries', { min: 0, integer: true });
   return options;
 }
 
 /** The longest reply a pipeline stage waits for from a local model (≈ 3 minutes at 8 tokens/s). */
 export const LOCAL_MAX_TOKENS = 1536;
+
+/** A local model's default idle timeout: on a CPU it reads a long prompt for a minute before its first token. */
+export const LOCAL_TIMEOUT_MS = 300_000;
 
 /** The pipeline's model, and what to close when the command ends (the local model server). */
 export interface OpenedPipelineModel {
@@ -50,7 +64,7 @@ export interface OpenedPipelineModel {
 /**
  * The model a pipeline command asks: the endpoint the flags name, or — for `--base-url local:<name>`
  * — that packaged model, served on 127.0.0.1 for the length of the command. A small model on a CPU
- * writes a long reply in minutes, not seconds: its requests get a longer timeout, no retry, and a
+ * reads a long prompt for a minute before its first token: its requests get a longer timeout, no retry, and a
  * token limit (LOCAL_MAX_TOKENS, `VERA_LOCAL_MAX_TOKENS`): a reply that long is a loop, not a draft.
  */
 export async function openPipelineModel(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<OpenedPipelineModel> {
@@ -61,7 +75,10 @@ export async function openPipelineModel(values: Record<string, unknown>, env: No
   const server = await startLocalModel(url);
   const model = str(values.model) ?? env.VERA_PIPELINE_MODEL ?? env.VERA_MODEL ?? name;
   const maxTokens = env.VERA_LOCAL_MAX_TOKENS ? number(env.VERA_LOCAL_MAX_TOKENS, 'VERA_LOCAL_MAX_TOKENS', { min: 16, integer: true }) : LOCAL_MAX_TOKENS;
-  return { model: openAIJsonModel({ ...options, model, baseURL: server.url, timeoutMs: 900_000, maxRetries: 0, maxTokens }), close: () => server.close() };
+  return {
+    model: openAIJsonModel({ timeoutMs: LOCAL_TIMEOUT_MS, maxRetries: 0, ...options, model, baseURL: server.url, maxTokens }),
+    close: () => server.close(),
+  };
 }
 
 function str(value: unknown): string | undefined {

@@ -48,6 +48,15 @@ const oneOrMany = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]
 export const need = z.strictObject({ action: oneOrMany, resource: oneOrMany.optional() });
 export type Need = z.infer<typeof need>;
 
+/**
+ * Where a risk's harm shows, as a verifier reads it (risk trees only): a change of the environment's
+ * state, data leaving through an external channel, a tool call, or the agent's words. A compiled
+ * case's verifier must see one of its risk's observables on every way it can hold (inherited by
+ * children; a leaf may narrow its branch's).
+ */
+export const observableKind = z.enum(['state', 'egress', 'tool-call', 'response']);
+export type ObservableKind = z.infer<typeof observableKind>;
+
 export interface TaxonomyNode {
   id: string;
   name: string;
@@ -55,6 +64,7 @@ export interface TaxonomyNode {
   evidence: string[];
   references: Reference[];
   needs?: Need[];
+  observables?: ObservableKind[];
   children: TaxonomyNode[];
 }
 
@@ -65,6 +75,7 @@ export const taxonomyNode: z.ZodType<TaxonomyNode> = z.strictObject({
   evidence: z.array(sourceId).default([]),
   references: z.array(reference).default([]),
   needs: z.array(need).optional(),
+  observables: z.array(observableKind).min(1).optional(),
   get children() {
     return z.array(taxonomyNode).default([]);
   },

@@ -3,11 +3,13 @@ import { join } from 'node:path';
 import { readYamlFile, toYaml, writeFileAtomic } from '../yaml-file.js';
 import {
   explorationFile,
+  observableKind,
   sourcesFile,
   taxonomyTreeFile,
   treeKinds,
   type ExplorationState,
   type Need,
+  type ObservableKind,
   type SourceRecord,
   type TaxonomyNode,
   type TaxonomyTree,
@@ -136,6 +138,16 @@ export class Taxonomy {
     return [];
   }
 
+  /** A risk's observables: its own, or the nearest ancestor's; every kind when none is declared. */
+  observablesOf(path: string): ObservableKind[] {
+    const parts = this.resolve('risks', path).split('/');
+    for (let n = parts.length; n > 0; n--) {
+      const located = this.find('risks', parts.slice(0, n).join('/'));
+      if (located?.node.observables) return located.node.observables;
+    }
+    return [...observableKind.options];
+  }
+
   /** Nodes at `path`'s parent level: the root list, or the parent's children. */
   siblingsOf(kind: TreeKind, parentPath: string): TaxonomyNode[] | undefined {
     if (parentPath === '') return this.trees[kind].nodes;
@@ -152,6 +164,7 @@ function canonicalNode(node: TaxonomyNode): Record<string, unknown> {
     evidence: node.evidence,
     references: node.references,
     ...(node.needs ? { needs: node.needs } : {}),
+    ...(node.observables ? { observables: node.observables } : {}),
     ...(node.children.length ? { children: node.children.map(canonicalNode) } : {}),
   };
 }

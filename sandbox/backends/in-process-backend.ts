@@ -10,7 +10,7 @@ import type { JsonObject, JsonValue } from '../../engine/json.js';
 import type { EgressRecord } from '../../engine/trajectory.js';
 import { ProgramConfinement, type ProgramConfinementMode } from '../confinement/program-confinement.js';
 import { scratchPrefix, scratchRoots, sweepStaleScratch, trackScratch, untrackScratch } from './scratch-dirs.js';
-import type { EnvironmentDefinition, EnvironmentInstance, ToolSpec } from '../environment.js';
+import type { AnyEnvironmentDefinition, AnyEnvironmentInstance, AnyToolSpec } from '../environment.js';
 import { ToolError } from '../environment.js';
 import { BUILTIN_ENVIRONMENT_NAMES, loadBuiltinEnvironment } from '../environments/builtin-loaders.js';
 import {
@@ -37,7 +37,7 @@ export function toolJsonSchema(input: z.ZodObject): Record<string, unknown> {
 
 export interface InProcessBackendOptions {
   /** Extra or replacement environments, by name (user-defined environments go here). */
-  environments?: Record<string, EnvironmentDefinition<any>>;
+  environments?: Record<string, AnyEnvironmentDefinition>;
   /** Parent directory for run workspaces (default: the OS temp directory). */
   tmpRoot?: string;
   /**
@@ -112,7 +112,7 @@ export class InProcessBackend implements SandboxBackend {
       sweepStaleScratch(scratchRoots(root));
     }
     const workspace = new LazyWorkspace(join(root, scratchPrefix('workspace', (spec.label ?? 'run').replace(/[^a-z0-9-]/gi, '_').slice(0, 40))));
-    const instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }> = [];
+    const instances: Array<{ def: AnyEnvironmentDefinition; instance: AnyEnvironmentInstance }> = [];
     try {
       // A getter: only environments that use the workspace (files, shell) make it exist.
       for (const def of definitions)
@@ -190,13 +190,13 @@ let counter = 0;
 class InProcessSandbox implements StartedSandbox {
   readonly id = `inproc-${process.pid}-${++counter}`;
   readonly backend = 'in-process';
-  private readonly toolIndex = new Map<string, { spec: ToolSpec<any>; instance: EnvironmentInstance<any>; env: string }>();
+  private readonly toolIndex = new Map<string, { spec: AnyToolSpec; instance: AnyEnvironmentInstance; env: string }>();
   private readonly descriptors: ToolDescriptor[] = [];
   private stopping: Promise<void> | undefined;
 
   constructor(
     private readonly lazyWorkspace: LazyWorkspace,
-    private readonly instances: Array<{ def: EnvironmentDefinition<any>; instance: EnvironmentInstance<any> }>,
+    private readonly instances: Array<{ def: AnyEnvironmentDefinition; instance: AnyEnvironmentInstance }>,
     private readonly programs: ProgramConfinement,
   ) {
     for (const { def, instance } of instances) {

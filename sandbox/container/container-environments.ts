@@ -1,4 +1,4 @@
-import type { EnvironmentDefinition } from '../environment.js';
+import type { AnyEnvironmentDefinition } from '../environment.js';
 import { createDirectShellRunner, createShellEnvironment } from '../environments/shell/index.js';
 
 /**
@@ -7,7 +7,7 @@ import { createDirectShellRunner, createShellEnvironment } from '../environments
  * (no bubblewrap, which would need namespaces the container does not grant); everything else
  * uses the built-in definitions unchanged.
  */
-export function containerEnvironments(): Record<string, EnvironmentDefinition<any>> {
+export function containerEnvironments(): Record<string, AnyEnvironmentDefinition> {
   const shell = createShellEnvironment({ runner: createDirectShellRunner() });
   return { [shell.name]: shell };
 }

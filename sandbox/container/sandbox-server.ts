@@ -4,8 +4,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { readJsonBody, sendJson } from '../http-json.js';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
+import { VeraError } from '../../engine/errors.js';
 import { InProcessBackend } from '../backends/in-process-backend.js';
-import type { EnvironmentDefinition } from '../environment.js';
+import type { AnyEnvironmentDefinition } from '../environment.js';
 import { InitScriptError, type StartedSandbox } from '../sandbox.js';
 import { ExecWatch } from './exec-watch.js';
 import { killOtherProcesses } from './process-tree.js';
@@ -35,19 +36,21 @@ export interface SandboxServerOptions {
   /** Parent directory of run workspaces (default `/workspace`). */
   workspaceRoot?: string;
   /** Environments replacing or adding to the built-in ones, by name. */
-  environments?: Record<string, EnvironmentDefinition<any>>;
+  environments?: Record<string, AnyEnvironmentDefinition>;
   /** True only inside the sandbox container: reset may then kill every other process in it. */
   ownsProcessNamespace?: boolean;
   /** Directories whose contents reset removes (the container's /tmp and HOME). */
   scratchDirs?: string[];
 }
 
-class HttpError extends Error {
+/** A refusal the server answers as HTTP `status` with `body`; the admin client raises it again as a SandboxServerError. */
+class HttpError extends VeraError {
   constructor(
     readonly status: number,
     readonly body: ErrorResponse,
   ) {
-    super(body.error.message);
+    super('SANDBOX_REFUSED', body.error.message);
+    this.name = 'HttpError';
   }
 }
 

@@ -1,4 +1,4 @@
-import type { EnvironmentDefinition } from '../environment.js';
+import type { AnyEnvironmentDefinition } from '../environment.js';
 
 /**
  * The built-in environments one at a time: a run, or a case being checked, imports only the
@@ -7,7 +7,7 @@ import type { EnvironmentDefinition } from '../environment.js';
  * (environments/index.ts, which imports them all); test/environments.test.ts holds the two
  * to the same names and the same objects.
  */
-const LOADERS: Record<string, () => Promise<EnvironmentDefinition<any>>> = {
+const LOADERS: Record<string, () => Promise<AnyEnvironmentDefinition>> = {
   email: async () => (await import('./email/index.js')).emailEnvironment,
   files: async () => (await import('./files/index.js')).filesEnvironment,
   'code-hosting': async () => (await import('./code-hosting/index.js')).codeHostingEnvironment,
@@ -26,6 +26,6 @@ const LOADERS: Record<string, () => Promise<EnvironmentDefinition<any>>> = {
 export const BUILTIN_ENVIRONMENT_NAMES: readonly string[] = Object.keys(LOADERS).sort();
 
 /** The built-in environment called `name`, imported on first use; undefined when there is none. */
-export function loadBuiltinEnvironment(name: string): Promise<EnvironmentDefinition<any>> | undefined {
+export function loadBuiltinEnvironment(name: string): Promise<AnyEnvironmentDefinition> | undefined {
   return Object.hasOwn(LOADERS, name) ? LOADERS[name]!() : undefined;
 }

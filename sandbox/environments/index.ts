@@ -1,4 +1,4 @@
-import type { EnvironmentDefinition } from '../environment.js';
+import type { AnyEnvironmentDefinition } from '../environment.js';
 import { codeHostingEnvironment } from './code-hosting/index.js';
 import { emailEnvironment } from './email/index.js';
 import { filesEnvironment } from './files/index.js';
@@ -37,7 +37,7 @@ export {
 export { webEnvironment } from './web/index.js';
 
 /** The environments Vera ships, keyed by name (the `<environment>` of `email.deliver`). */
-export const builtinEnvironments: Record<string, EnvironmentDefinition<any>> = {
+export const builtinEnvironments: Record<string, AnyEnvironmentDefinition> = {
   [emailEnvironment.name]: emailEnvironment,
   [filesEnvironment.name]: filesEnvironment,
   [codeHostingEnvironment.name]: codeHostingEnvironment,
@@ -53,7 +53,7 @@ export const builtinEnvironments: Record<string, EnvironmentDefinition<any>> = {
 };
 
 /** The built-in environment called `name`; throws, listing the known names, when there is none. */
-export function getEnvironment(name: string): EnvironmentDefinition<any> {
+export function getEnvironment(name: string): AnyEnvironmentDefinition {
   const env = Object.hasOwn(builtinEnvironments, name) ? builtinEnvironments[name] : undefined;
   if (!env) {
     throw new Error(`unknown environment "${name}" (known environments: ${Object.keys(builtinEnvironments).sort().join(', ')})`);

@@ -56,6 +56,10 @@ const DESCRIPTIONS: Record<string, string> = {
   EXDEV: 'cross-device link not permitted',
 };
 
+/**
+ * An errno error as the embedded bash interpreter reads it (`code` is `ENOENT`, `EACCES`…): a file
+ * system answer to a shell command, shown to the agent — not a Vera error, so not a VeraError.
+ */
 class ShellFsError extends Error {
   constructor(
     readonly code: string,
