@@ -54,7 +54,8 @@ export async function judgeRun(ctx: RunContext, ended: { stopReason: string; tur
       if (ctx.spec.utility) utility = evaluateRunPredicate(ctx, ctx.spec.utility, finalState, 'utility');
     } catch (error) {
       result = undefined;
-      ctx.recordFault(new VeraError('VERIFICATION_FAILED', `verification failed: ${(error as Error).message}`, { cause: error }), 'VERIFICATION_FAILED');
+      // Its own name and code when it has them (the sandbox died under the final snapshot: SANDBOX_FAILED).
+      ctx.recordFault(error, 'VERIFICATION_FAILED', 'verification failed');
     }
   }
   const verdict: Verdict = verdictOf({

@@ -164,13 +164,14 @@ export class RunContext {
 
   /**
    * Keeps the run's first fault. Its code: the abort's when the run was aborted (the budget or from
-   * outside), else the error's own, else `fallback`, else the stage's it happened in.
+   * outside), else the error's own, else `fallback`, else the stage's it happened in. `context`
+   * goes before the message (`verification failed: …`).
    */
-  recordFault(error: unknown, fallback?: VeraErrorCode): void {
+  recordFault(error: unknown, fallback?: VeraErrorCode, context?: string): void {
     if (this.error) return;
     const aborted = this.budgetTimer.signal.aborted ? 'RUN_TIME_BUDGET' : this.options.signal?.aborted ? 'RUN_ABORTED' : undefined;
     const entry = errorEntry(error, fallback ?? STAGE_FAULT[this.current]);
-    this.error = aborted ? { ...entry, code: aborted } : entry;
+    this.error = { ...entry, ...(aborted ? { code: aborted } : {}), ...(context ? { message: `${context}: ${entry.message}` } : {}) };
   }
 
   /**

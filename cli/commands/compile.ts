@@ -7,6 +7,7 @@ import { compile, writeCompileReport } from '../../pipeline/compile/compile.js';
 import { MODEL_FLAGS_USAGE, modelFlags, number, openPipelineModel } from '../../pipeline/llm/model-flags.js';
 import type { CliCommand } from '../main.js';
 import { DEFAULT_GOALS_FILE } from './compose.js';
+import { countsBy } from '../counts.js';
 import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
 import { packageRoot } from '../../sandbox/container/image.js';
 
@@ -83,7 +84,7 @@ export const compileCommand: CliCommand = {
         );
       }
       io.out(
-        `${report.kept.length} kept, ${report.rejected.length} rejected, ${report.skipped.length} skipped${report.failed ? `, ${report.failed.notCompiled.length} not compiled` : ''}; report: ${relative(io.cwd, reportFile)}` +
+        `${report.kept.length} kept, ${report.rejected.length} rejected${countsBy(report.rejected.map((r) => r.stage))}, ${report.skipped.length} skipped${report.failed ? `, ${report.failed.notCompiled.length} not compiled` : ''}; report: ${relative(io.cwd, reportFile)}` +
           (report.kept.length ? `; run them with: npx vitest run ${relative(io.cwd, outDir) || '.'}` : ''),
       );
       return report.failed || (report.rejected.length > 0 && report.kept.length === 0) ? 1 : 0;

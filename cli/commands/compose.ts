@@ -8,6 +8,7 @@ import { readGoalsFile, writeGoalsFile, type GoalsFile } from '../../pipeline/co
 import { MODEL_FLAGS_USAGE, modelFlags, number, openPipelineModel } from '../../pipeline/llm/model-flags.js';
 import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
 import type { CliCommand } from '../main.js';
+import { countsBy } from '../counts.js';
 
 export const DEFAULT_GOALS_FILE = '.vera/pipeline/goals.yaml';
 
@@ -83,7 +84,8 @@ export const composeCommand: CliCommand = {
         );
       }
       io.out(
-        `${result.goals.length - before} new goals (${result.goals.length} in all), ${result.rejected.length - (existing?.rejected.length ?? 0)} rejected, ` +
+        `${result.goals.length - before} new goals (${result.goals.length} in all), ${result.rejected.length - (existing?.rejected.length ?? 0)} rejected` +
+          `${countsBy(result.rejected.slice(existing?.rejected.length ?? 0).map((r) => r.kind ?? 'other'))}, ` +
           `${result.duplicates.length - (existing?.duplicates.length ?? 0)} duplicates, ${result.incompatible.length} incompatible tuples; written to ${out}`,
       );
       return failed ? 1 : 0;

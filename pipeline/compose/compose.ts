@@ -9,6 +9,7 @@ import { goalKey, isDuplicate, type GoalKey } from './dedupe.js';
 import { chooseDemonstrations, goalDemonstration, type Demonstration } from './demonstrations.js';
 import { askComposer } from './goal-composer.js';
 import { isVeraError } from '../../engine/errors.js';
+import { offTupleProblem } from './tuple-adherence.js';
 import type { GoalRecord, GoalsFile, Tuple } from './goals-file.js';
 import { sample } from './sampling.js';
 
@@ -131,12 +132,12 @@ export async function compose(options: ComposeOptions): Promise<ComposeResult> {
       return { ...out, failed: { tuple: label, error: error.message, notComposed: tuples.length - index } };
     }
     if (!reply.ok) {
-      out.rejected.push({ taxonomy: tuple, reason: `invalid reply: ${reply.error}`, reply: reply.raw });
+      out.rejected.push({ taxonomy: tuple, kind: 'invalid-reply', reason: `invalid reply: ${reply.error}`, reply: reply.raw });
       log(`✗ ${label}: ${reply.error}`);
       continue;
     }
     if ('skip' in reply.value) {
-      out.rejected.push({ taxonomy: tuple, reason: `the composer declined: ${reply.value.skip}`, reply: reply.raw });
+      out.rejected.push({ taxonomy: tuple, kind: 'declined', reason: `the composer declined: ${reply.value.skip}`, reply: reply.raw });
       log(`✗ ${label}: declined`);
       continue;
     }
@@ -145,10 +146,17 @@ export async function compose(options: ComposeOptions): Promise<ComposeResult> {
     if (unknownEnvironments.length) {
       out.rejected.push({
         taxonomy: tuple,
+        kind: 'unknown-environment',
         reason: `the goal spans environments the sandbox registry does not have: ${unknownEnvironments.join(', ')}`,
         reply: reply.raw,
       });
       log(`✗ ${label}: unknown environments`);
+      continue;
+    }
+    const offTuple = options.taxonomy.has('risks', tuple.risk) ? offTupleProblem(goal, tuple.risk, options.taxonomy.observablesOf(tuple.risk)) : undefined;
+    if (offTuple) {
+      out.rejected.push({ taxonomy: tuple, kind: 'off-tuple', reason: offTuple, reply: reply.raw });
+      log(`✗ ${label}: off the tuple`);
       continue;
     }
     const key = goalKey(tuple, goal);

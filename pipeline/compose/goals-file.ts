@@ -60,7 +60,17 @@ export const goalsFile = z.strictObject({
   model: z.string().optional(),
   seed: z.string().optional(),
   goals: z.array(goalRecord).default([]),
-  rejected: z.array(z.strictObject({ taxonomy: tupleSchema, reason: z.string(), reply: z.string().optional() })).default([]),
+  rejected: z
+    .array(
+      z.strictObject({
+        taxonomy: tupleSchema,
+        /** Why, as a class the summary counts by (files written before it have none). */
+        kind: z.enum(['invalid-reply', 'declined', 'unknown-environment', 'off-tuple']).optional(),
+        reason: z.string(),
+        reply: z.string().optional(),
+      }),
+    )
+    .default([]),
   duplicates: z.array(z.strictObject({ taxonomy: tupleSchema, title: z.string(), duplicateOf: z.string() })).default([]),
   incompatible: z.array(z.strictObject({ taxonomy: tupleSchema, reason: z.string() })).default([]),
 });

@@ -43,6 +43,12 @@ export class Taxonomy {
     readonly trees: Record<TreeKind, TaxonomyTree>,
     readonly sources: Record<string, SourceRecord>,
     readonly exploration: ExplorationState,
+    /**
+     * Risk observables declared by hand, by path, that a rebuild keeps (`empty`): where a harm shows
+     * is an editorial decision about verifiers, not something the sources say — like a tree's
+     * description, it survives `--fresh` and goes back on the node of the same path when saved.
+     */
+    private readonly declaredObservables: ReadonlyMap<string, ObservableKind[]> = new Map(),
   ) {}
 
   static async load(dir: string): Promise<Taxonomy> {
@@ -62,14 +68,20 @@ export class Taxonomy {
     return taxonomy;
   }
 
-  /** The same trees with nothing in them (each tree's description kept): where a rebuild starts. */
+  /** The same trees with nothing in them (each tree's description and the risks' observables kept): where a rebuild starts. */
   static empty(like: Taxonomy): Taxonomy {
     const trees = {} as Record<TreeKind, TaxonomyTree>;
     for (const kind of treeKinds) trees[kind] = { ...like.trees[kind], nodes: [], pending: [], redirects: {}, rejected: [] };
-    return new Taxonomy(trees, {}, { schema: 'vera.exploration/v1', frontier: [], processed: [] });
+    const observables = new Map<string, ObservableKind[]>(like.declaredObservables);
+    for (const { path, node } of like.walk('risks')) if (node.observables) observables.set(path, node.observables);
+    return new Taxonomy(trees, {}, { schema: 'vera.exploration/v1', frontier: [], processed: [] }, observables);
   }
 
   async save(dir: string): Promise<void> {
+    for (const { path, node } of this.walk('risks')) {
+      const declared = this.declaredObservables.get(path);
+      if (declared && !node.observables) node.observables = declared;
+    }
     for (const kind of treeKinds) {
       const tree = this.trees[kind];
       const canonical = { ...tree, nodes: tree.nodes.map(canonicalNode), pending: tree.pending, redirects: sortedRecord(tree.redirects) };
@@ -142,8 +154,9 @@ export class Taxonomy {
   observablesOf(path: string): ObservableKind[] {
     const parts = this.resolve('risks', path).split('/');
     for (let n = parts.length; n > 0; n--) {
-      const located = this.find('risks', parts.slice(0, n).join('/'));
-      if (located?.node.observables) return located.node.observables;
+      const at = parts.slice(0, n).join('/');
+      const own = this.find('risks', at)?.node.observables ?? this.declaredObservables.get(at);
+      if (own) return own;
     }
     return [...observableKind.options];
   }
