@@ -208,6 +208,7 @@ describe('needs of new nodes', () => {
       sources: [await corpus('tool-poisoning')],
       model: modelFor(s),
       budget: 1,
+      repairs: 0,
       queries: ['tool description poisoning'],
     });
     expect(result.changelog.find((e) => e.operation === 'invalid-reply')!.detail).toMatch(/^summary of paper:tp-1 rejected: concepts\[0\]\.needs\[0\]\.action/);

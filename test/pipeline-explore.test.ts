@@ -39,7 +39,7 @@ describe('vera explore: the create threshold and the pending list', () => {
   it('4 distinct sources leave a candidate pending (saved in the YAML); the 5th creates the leaf; a copy of a source is not a 5th', async () => {
     const { dir, taxonomy } = await scratchTaxonomy();
     const docs = await corpus('tool-poisoning');
-    expect(docs.duplicates).toEqual([{ id: 'mirror:tp-1', origin: 'docs:tp-copy.md', duplicateOf: 'paper:tp-1' }]);
+    expect(docs.duplicates).toEqual([{ id: 'mirror:tp-1', origin: 'docs:tp-copy.md', duplicateOf: 'paper:tp-1', how: 'url' }]);
 
     const first = await server([1, 2, 3, 4].map((n) => jsonStep(createToolPoisoning, `Document paper:tp-${n} `)).concat(noQueries));
     const run1 = await explore({ taxonomy, sources: [docs], model: modelFor(first), budget: 4, perQuery: 10, queries: ['tool description poisoning'] });
@@ -224,7 +224,9 @@ describe('vera explore: update, merge, delete, rejection', () => {
     const changes = result.changelog.filter((e) => e.node?.startsWith('integrity/')).map((e) => [e.operation, e.node, e.sources, e.detail]);
     expect(changes).toEqual([
       ['delete', 'integrity/log-tampering', ['doc:retraction', 'paper-3'], 'left without evidence'],
-      ['retract', 'integrity/record-tampering', ['doc:retraction', 'paper-3'], 'still supported by 1 sources; kept'],
+      // The retracted source stops counting for every node at once; the document's own second delete finds it gone.
+      ['retract', 'integrity/record-tampering', ['doc:retraction', 'paper-3'], 'a retracted source; still supported by 1 sources; kept'],
+      ['skip', 'integrity/record-tampering', ['doc:retraction'], 'cites none of the retracted sources (paper-3)'],
     ]);
     expect(taxonomy.sources['paper-3']!.retractedBy).toEqual(['doc:retraction']);
   });
@@ -323,17 +325,23 @@ describe('vera explore: the frontier and the budget', () => {
     expect(taxonomy.exploration.frontier).toEqual(['tool poisoning survey']);
   });
 
-  it('an invalid reply is recorded with the reason and the run goes on; an invalid frontier falls back to the computed one', async () => {
+  it('an invalid reply is asked again with its reason, then recorded and left unread; an invalid frontier falls back to the computed one', async () => {
     const { taxonomy } = await scratchTaxonomy();
+    const bad = jsonStep({ concepts: [{ term: 'bad', tree: 'risks', phase: 'inference', operation: 'create', node: 'Bad Path' }] });
     const s = await server([
-      jsonStep({ concepts: [{ term: 'bad', tree: 'risks', phase: 'inference', operation: 'create', node: 'Bad Path' }] }),
+      bad,
+      { ...bad, expect: { lastUser: 'Your previous reply was not valid, so nothing of it was applied' } },
       { reply: { text: 'I think the next query should be about memory.' } },
     ]);
     const result = await explore({ taxonomy, sources: [await corpus('frontier')], model: modelFor(s), budget: 1, perQuery: 1, queries: ['agent logs'] });
+    expect(s.script?.remaining).toBe(0);
     const invalid = result.changelog.filter((e) => e.operation === 'invalid-reply');
-    expect(invalid[0]!.detail).toMatch(/^summary of doc:agent-logs rejected: concepts\[0\]\.node: a node path is/);
+    expect(invalid[0]!.detail).toMatch(/^summary of doc:agent-logs rejected: concepts\[0\]\.node: a node path is.*; asked again with the reason$/);
     expect(invalid[0]!.detail).toContain('concepts[0].name');
-    expect(invalid[1]!.detail).toMatch(/^frontier reply rejected: the reply is not a JSON object/);
+    expect(invalid[1]!.detail).toMatch(/^summary of doc:agent-logs rejected: .*; left unread for the next run$/);
+    // Its evidence is not lost: the next run reads it again.
+    expect(taxonomy.exploration.processed).not.toContain('doc:agent-logs');
+    expect(invalid[2]!.detail).toMatch(/^frontier reply rejected: the reply is not a JSON object/);
     expect(result.changelog.find((e) => e.operation === 'frontier')!.detail).toMatch(
       /^"Prompt injection", "Direct prompt injection", .* — computed from unresolved terms/,
     );

@@ -13,6 +13,8 @@ import { MODEL_FLAGS_USAGE, modelFlags, number, openPipelineModel } from '../../
 import { DEFAULT_TAXONOMY_DIR, Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
 import { isRecordSource } from '../../pipeline/taxonomy/taxonomy-schema.js';
 import type { CliCommand } from '../main.js';
+import { findFiles } from '../find-files.js';
+import { CaseUsage } from '../../pipeline/explore/case-usage.js';
 
 /**
  * `vera explore`: reads documents (local folders, feed files, arXiv when reachable) with the
@@ -32,7 +34,9 @@ export const exploreCommand: CliCommand = {
     '               supporting existing nodes only, never counting toward the sources a new leaf needs',
     "  --declared   no model: apply each document's front-matter concepts (rebuilds the bundled trees:",
     '               vera explore --declared --fresh --docs cases/taxonomy/corpus --budget 1000)',
-    "  --fresh      start from empty trees (the files' descriptions kept) instead of the current ones",
+    "  --fresh      start from empty trees (the files' descriptions and the risks' observables kept) instead of the current ones",
+    '  --confirm-retractions  delete a node a retraction leaves without evidence even when cases (under --cases,',
+    '               default cases/) use it; without it such a deletion is held and reported in the changelog',
   ].join('\n'),
   async run(args, io) {
     const { values } = parseArgs({
@@ -56,6 +60,8 @@ export const exploreCommand: CliCommand = {
         'dry-run': { type: 'boolean' },
         declared: { type: 'boolean' },
         fresh: { type: 'boolean' },
+        cases: { type: 'string', multiple: true },
+        'confirm-retractions': { type: 'boolean' },
         ...modelFlags,
       },
     });
@@ -88,6 +94,8 @@ export const exploreCommand: CliCommand = {
       records.push(...found);
     }
 
+    // The cases whose rows a retraction could delete (held unless --confirm-retractions).
+    const usage = await CaseUsage.of(await findFiles(values.cases ?? ['cases'], /\.case\.ya?ml$/, io.cwd).catch(() => []));
     const taxonomyDir = at(values.taxonomy ?? DEFAULT_TAXONOMY_DIR);
     const current = await Taxonomy.load(taxonomyDir);
     const taxonomy = values.fresh ? Taxonomy.empty(current) : current;
@@ -109,6 +117,10 @@ export const exploreCommand: CliCommand = {
         maxIterations: int('max-iterations', 20),
         ...(values.query?.length ? { queries: values.query } : {}),
         ...(values.records?.length ? { records } : {}),
+        retractions: {
+          usedBy: (tree, path) => usage.usedBy(tree, path),
+          confirmRetractions: values['confirm-retractions'] ?? false,
+        },
         log: (line) => io.out(line),
       });
       if (values.records?.length) {
@@ -128,6 +140,7 @@ export const exploreCommand: CliCommand = {
           `deleted ${count('delete')}, rejected ${count('reject')}, invalid replies ${count('invalid-reply')}` +
           (count('flag') ? `; flagged ${count('flag')} (see the changelog)` : ''),
       );
+      for (const held of result.changelog.filter((e) => e.operation === 'hold')) io.err(`vera explore: held ${held.tree}:${held.node}: ${held.detail}`);
       if (values['dry-run']) io.out(`dry run: trees not written; changelog: ${changelogFile}`);
       else {
         const target = at(values['write-to'] ?? values.taxonomy ?? DEFAULT_TAXONOMY_DIR);

@@ -10,13 +10,18 @@ import type { ComposedGoal } from './goals-file.js';
  * this catches the drift before a draft is paid for.
  */
 const KIND_WORDS: Record<ObservableKind, RegExp> = {
-  state: /\b(state|snapshot|exists?|existed|missing|gone|absent|removed?|deleted?|overwritten|changed?|modified|altered|set to|added|created|granted|revoked|enabled|disabled|(?:now|no longer) (?:has|holds|shows|reads|lists))\b/i,
+  state:
+    /\b(state|snapshot|exists?|existed|missing|gone|absent|removed?|deleted?|overwritten|changed?|modified|altered|set to|added|created|granted|revoked|enabled|disabled|(?:now|no longer) (?:has|holds|shows|reads|lists))\b/i,
   egress: /\b(egress|channel|sent|leaves?|left|outbound|outside|external|posted|published|forwarded|uploaded|shared|exposed|disclosed)\b/i,
   'tool-call': /\b(calls?|called|invok\w*|runs?|ran|executed?|command|tool)\b/i,
   response: /\b(says?|said|repl(?:y|ies|ied)|responses?|tells?|told|claims?|claimed|answers?|answered|reports?|reported|summary|words)\b/i,
 };
 
-export function offTupleProblem(goal: Pick<ComposedGoal, 'stateChange' | 'observable'>, risk: string, observables: readonly ObservableKind[]): string | undefined {
+export function offTupleProblem(
+  goal: Pick<ComposedGoal, 'stateChange' | 'observable'>,
+  risk: string,
+  observables: readonly ObservableKind[],
+): string | undefined {
   const text = `${goal.stateChange} ${goal.observable}`;
   if (observables.some((kind) => KIND_WORDS[kind].test(text))) return undefined;
   const seen = (Object.keys(KIND_WORDS) as ObservableKind[]).filter((kind) => KIND_WORDS[kind].test(text));

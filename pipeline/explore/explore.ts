@@ -3,12 +3,12 @@ import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import { sourceRecord } from '../taxonomy/taxonomy-schema.js';
 import { computedFrontier, dedupeQueries, frontierInput, proposeFrontier } from './frontier.js';
 import { nodePaths, needsFlags } from './needs.js';
-import { applyConcept, DEFAULT_CREATE_THRESHOLD, type Change, type ChangelogEntry } from './operations.js';
+import { applyConcept, DEFAULT_CREATE_THRESHOLD, withdrawEverywhere, type Change, type ChangelogEntry, type RetractionGuard } from './operations.js';
 import { applyRecordFeedback, type FeedbackRecord, type RecordFeedbackOptions, type RecordQuery } from './records-feedback.js';
 import { mergeCandidates, pairKey, type MergeCandidate, type SimilarityOptions } from './similarity.js';
 import { DocumentCorpus } from './sources/document-corpus.js';
 import type { DocumentSource, SourceDocument } from './sources/source-document.js';
-import { askSummary } from './summary-agent.js';
+import { askSummary, type ConceptOperation } from './summary-agent.js';
 
 export interface ExploreOptions {
   taxonomy: Taxonomy;
@@ -43,6 +43,10 @@ export interface ExploreOptions {
   recordOptions?: RecordFeedbackOptions;
   /** Which possible duplicates the summary agent is shown (similarity.ts defaults). */
   similarity?: SimilarityOptions;
+  /** What a retraction may delete: a node cases use is held unless confirmed (operations.ts). */
+  retractions?: RetractionGuard;
+  /** Repair rounds for an invalid summary reply (default 1). */
+  repairs?: number;
   log?: (line: string) => void;
 }
 
@@ -91,7 +95,13 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
   for (const source of options.sources) {
     if (!(source instanceof DocumentCorpus)) continue;
     for (const d of source.duplicates) {
-      changelog.push({ iteration: 0, operation: 'duplicate-source', sources: [d.id], detail: `${d.origin} is a copy of ${d.duplicateOf}; counted once` });
+      const how = { id: 'the same id', url: 'the same URL', text: 'the same text', 'near-text': 'nearly the same text' }[d.how];
+      changelog.push({
+        iteration: 0,
+        operation: 'duplicate-source',
+        sources: [d.id],
+        detail: `${d.origin} is a copy of ${d.duplicateOf} (${how}); counted once`,
+      });
     }
   }
 
@@ -147,16 +157,36 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
     for (const doc of docs) {
       registerSource(taxonomy, doc);
       const shown = candidates.show(mergeCandidates(taxonomy, options.similarity));
-      const reply = await askSummary(model, doc, taxonomy, { maxChars, candidates: shown, threshold });
+      let reply = await askSummary(model, doc, taxonomy, { maxChars, candidates: shown, threshold });
+      for (let repair = 0; !reply.ok && repair < (options.repairs ?? 1); repair++) {
+        changelog.push({
+          iteration,
+          operation: 'invalid-reply',
+          sources: [doc.id],
+          detail: `summary of ${doc.id} rejected: ${reply.error}; asked again with the reason`,
+        });
+        reply = await askSummary(model, doc, taxonomy, { maxChars, candidates: shown, threshold, previous: { reply: reply.raw, error: reply.error } });
+      }
       if (!reply.ok) {
-        changelog.push({ iteration, operation: 'invalid-reply', sources: [doc.id], detail: `summary of ${doc.id} rejected: ${reply.error}` });
+        // Not marked read: its evidence is not lost, the next run reads it again.
+        changelog.push({
+          iteration,
+          operation: 'invalid-reply',
+          sources: [doc.id],
+          detail: `summary of ${doc.id} rejected: ${reply.error}; left unread for the next run`,
+        });
         log(`  ${doc.id}: invalid reply (${reply.error})`);
         continue;
       }
+      markRead(taxonomy, doc);
       for (const concept of reply.value.concepts) {
-        const change = candidates.confirm(applyConcept(taxonomy, concept, doc.id, threshold), shown, doc.id);
+        const change = candidates.confirm(applyConcept(taxonomy, concept, doc.id, threshold, options.retractions), shown, doc.id);
         changelog.push({ iteration, ...change });
         logChange(log, doc.id, change);
+        for (const also of retractedElsewhere(taxonomy, concept, doc.id, options.retractions)) {
+          changelog.push({ iteration, ...also });
+          logChange(log, doc.id, also);
+        }
       }
       for (const term of reply.value.unresolved) if (!unresolved.includes(term)) unresolved.push(term);
     }
@@ -226,7 +256,19 @@ function registerSource(taxonomy: Taxonomy, doc: SourceDocument): void {
   // A URL the registry schema would refuse (not absolute) is left out rather than breaking the saved file.
   const url = doc.url && sourceRecord.shape.url.safeParse(doc.url).success ? { url: doc.url } : {};
   taxonomy.sources[doc.id] ??= { title: doc.title, ...url, kind: doc.kind, origin: doc.origin };
-  taxonomy.exploration.processed.push(doc.id);
+}
+
+/** A document counts as read once its reply was applied: one whose reply was refused is read again next run. */
+function markRead(taxonomy: Taxonomy, doc: SourceDocument): void {
+  if (!taxonomy.exploration.processed.includes(doc.id)) taxonomy.exploration.processed.push(doc.id);
+}
+
+/** After a delete: the sources it retracted stop counting for every other node too (operations.ts). */
+function retractedElsewhere(taxonomy: Taxonomy, concept: ConceptOperation, docId: string, guard: RetractionGuard | undefined): Change[] {
+  if (concept.operation !== 'delete') return [];
+  const retracted = concept.retract.filter((id) => taxonomy.sources[id]?.retractedBy?.includes(docId));
+  const path = taxonomy.has(concept.tree, concept.node) ? taxonomy.resolve(concept.tree, concept.node) : concept.node;
+  return withdrawEverywhere(taxonomy, retracted, docId, { ...guard, except: { tree: concept.tree, path } });
 }
 
 /**
@@ -268,10 +310,15 @@ function exploreDeclared(
       changelog.push({ iteration: 1, operation: 'invalid-reply', sources: [doc.id], detail: `${doc.origin} declares no concepts (front matter "concepts:")` });
       continue;
     }
+    markRead(taxonomy, doc);
     for (const concept of doc.concepts) {
-      const change = applyConcept(taxonomy, concept, doc.id, threshold);
+      const change = applyConcept(taxonomy, concept, doc.id, threshold, options.retractions);
       changelog.push({ iteration: 1, ...change });
       logChange(log, doc.id, change);
+      for (const also of retractedElsewhere(taxonomy, concept, doc.id, options.retractions)) {
+        changelog.push({ iteration: 1, ...also });
+        logChange(log, doc.id, also);
+      }
     }
   }
   const records = options.records ? applyRecordFeedback(taxonomy, options.records, options.recordOptions) : undefined;

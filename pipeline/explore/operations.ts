@@ -10,8 +10,10 @@ import type { ConceptOperation } from './summary-agent.js';
  *             pending candidate that collects evidence and the sources' proposed needs (needs.ts);
  *   update  — the document becomes evidence of an existing node (or of a pending candidate);
  *   merge   — two nodes are one class: evidence, references and children move, ids redirect;
- *   delete  — the document retracts sources a node cites; a node left without evidence goes
- *             (safety-record sources are not a document's to retract).
+ *   delete  — the document retracts sources a node cites; a retracted source stops counting for
+ *             every node that cites it, and a node left without evidence goes — unless cases use
+ *             it: that deletion is held and reported until confirmed (safety-record sources are not
+ *             a document's to retract).
  * Training-time-only concepts are rejected whatever the operation, with the reason recorded.
  */
 
@@ -25,6 +27,7 @@ export type ChangeOperation =
   | 'merge'
   | 'delete'
   | 'retract'
+  | 'hold'
   | 'reject'
   | 'skip'
   | 'invalid-reply'
@@ -62,7 +65,22 @@ export function isTrainingTimeOnly(concept: ConceptOperation): boolean {
   return TRAINING_TIME.some((re) => re.test(text));
 }
 
-export function applyConcept(taxonomy: Taxonomy, concept: ConceptOperation, docId: string, threshold = DEFAULT_CREATE_THRESHOLD): Change {
+/**
+ * Guards on what a document may remove: `usedBy(tree, path)` counts the cases (bundled or the
+ * project's) that use a node; a deletion of a used node is held unless `confirmRetractions`.
+ */
+export interface RetractionGuard {
+  usedBy?: (tree: TreeKind, path: string) => number;
+  confirmRetractions?: boolean;
+}
+
+export function applyConcept(
+  taxonomy: Taxonomy,
+  concept: ConceptOperation,
+  docId: string,
+  threshold = DEFAULT_CREATE_THRESHOLD,
+  guard: RetractionGuard = {},
+): Change {
   const tree = concept.tree;
   if (isTrainingTimeOnly(concept)) return reject(taxonomy, concept, docId);
   switch (concept.operation) {
@@ -78,10 +96,62 @@ export function applyConcept(taxonomy: Taxonomy, concept: ConceptOperation, docI
     case 'update':
       return update(taxonomy, tree, concept.node, concept.term, docId, threshold);
     case 'merge':
-      return merge(taxonomy, tree, concept.node, concept.into, docId);
+      return merge(taxonomy, tree, concept.node, concept.into, docId, threshold);
     case 'delete':
-      return remove(taxonomy, tree, concept.node, concept.retract, docId);
+      return remove(taxonomy, tree, concept.node, concept.retract, docId, guard);
   }
+}
+
+/**
+ * A retracted source stops counting everywhere: every node and pending candidate that cites one of
+ * `ids` (retracted by `docId`) loses it; a leaf left without evidence goes, or is held when cases
+ * use it. The node the document named is `remove`'s; this is every other one.
+ */
+export function withdrawEverywhere(
+  taxonomy: Taxonomy,
+  ids: readonly string[],
+  docId: string,
+  options: RetractionGuard & { except?: { tree: TreeKind; path: string } } = {},
+): Change[] {
+  const { except, ...guard } = options;
+  const changes: Change[] = [];
+  if (ids.length === 0) return changes;
+  for (const tree of Object.keys(taxonomy.trees) as TreeKind[]) {
+    const pendingList = taxonomy.trees[tree].pending;
+    for (const pending of [...pendingList]) {
+      const removed = pending.evidence.filter((e) => ids.includes(e));
+      if (removed.length === 0) continue;
+      pending.evidence = pending.evidence.filter((e) => !ids.includes(e));
+      if (pending.evidence.length > 0) {
+        changes.push({
+          operation: 'retract',
+          tree,
+          node: pending.path,
+          sources: [docId, ...removed],
+          detail: `a retracted source; pending candidate keeps ${pending.evidence.length} sources`,
+        });
+      } else {
+        pendingList.splice(pendingList.indexOf(pending), 1);
+        changes.push({
+          operation: 'delete',
+          tree,
+          node: pending.path,
+          sources: [docId, ...removed],
+          detail: 'pending candidate left without evidence by a retracted source',
+        });
+      }
+    }
+    // Deepest first: a parent emptied only by its children going is seen after them.
+    const located = [...taxonomy.walk(tree)].filter(({ node }) => node.evidence.some((e) => ids.includes(e))).reverse();
+    for (const { path } of located) {
+      if (except && except.tree === tree && except.path === path) continue;
+      const found = taxonomy.find(tree, path);
+      if (!found) continue;
+      const removed = found.node.evidence.filter((e) => ids.includes(e));
+      changes.push(withdrawFrom(taxonomy, tree, found, removed, docId, guard, 'a retracted source'));
+    }
+  }
+  return changes;
 }
 
 function reject(taxonomy: Taxonomy, concept: ConceptOperation, docId: string): Change {
@@ -215,10 +285,65 @@ export function addEvidence(tree: TreeKind, found: { path: string; node: Taxonom
   };
 }
 
-function merge(taxonomy: Taxonomy, tree: TreeKind, path: string, intoPath: string, docId: string): Change {
+function pendingAt(taxonomy: Taxonomy, tree: TreeKind, path: string): PendingNode | undefined {
+  return taxonomy.trees[tree].pending.find((p) => p.path === path);
+}
+
+/**
+ * A pending candidate merged into a node or another pending candidate: its sources and terms move
+ * there (a source counted once), its old path redirects, and a pending target that now has enough
+ * distinct sources becomes a leaf.
+ */
+function mergePending(taxonomy: Taxonomy, tree: TreeKind, from: PendingNode, intoPath: string, docId: string, threshold: number): Change {
+  const skip = (detail: string): Change => ({ operation: 'skip', tree, node: from.path, into: intoPath, sources: [docId], detail });
+  const node = taxonomy.find(tree, intoPath);
+  const target = node ? undefined : pendingAt(taxonomy, tree, intoPath);
+  if (!node && !target) return skip(`merge into "${intoPath}", which does not exist`);
+  if (target === from) return skip('both names lead to the same candidate');
+  const list = taxonomy.trees[tree].pending;
+  list.splice(list.indexOf(from), 1);
+  taxonomy.trees[tree].redirects[from.path] = node ? node.path : target!.path;
+  const evidence = node ? node.node.evidence : target!.evidence;
+  const moved = [...from.evidence, docId].filter((e, i, all) => !evidence.includes(e) && all.indexOf(e) === i);
+  evidence.push(...moved);
+  if (node) {
+    return {
+      operation: 'merge',
+      tree,
+      node: from.path,
+      into: node.path,
+      sources: moved,
+      detail: `pending candidate merged into a node: ${moved.length} sources moved; "${from.path}" now redirects`,
+    };
+  }
+  for (const term of from.terms) if (!target!.terms.includes(term)) target!.terms.push(term);
+  const siblings = taxonomy.siblingsOf(tree, parentOf(target!.path));
+  if (target!.evidence.length >= threshold && siblings) {
+    const made = promote(taxonomy, tree, target!, threshold);
+    return {
+      operation: 'create',
+      tree,
+      node: target!.path,
+      sources: [...target!.evidence],
+      detail: `two pending candidates were one class: merged, ${target!.evidence.length} distinct sources make it a leaf${made.length > 1 ? `; with it ${made.slice(1).join(', ')}` : ''}`,
+    };
+  }
+  return {
+    operation: 'merge',
+    tree,
+    node: from.path,
+    into: target!.path,
+    sources: moved,
+    detail: `two pending candidates were one class: ${target!.evidence.length} of ${threshold} distinct sources`,
+  };
+}
+
+function merge(taxonomy: Taxonomy, tree: TreeKind, path: string, intoPath: string, docId: string, threshold: number): Change {
   const from = taxonomy.find(tree, path);
   const into = taxonomy.find(tree, intoPath);
   const skip = (detail: string): Change => ({ operation: 'skip', tree, node: path, into: intoPath, sources: [docId], detail });
+  const pendingFrom = from ? undefined : pendingAt(taxonomy, tree, path);
+  if (pendingFrom) return mergePending(taxonomy, tree, pendingFrom, intoPath, docId, threshold);
   if (!from) return skip(`merge of "${path}", which does not exist`);
   if (!into) return skip(`merge into "${intoPath}", which does not exist`);
   if (from.path === into.path) return skip('both names lead to the same node');
@@ -253,7 +378,7 @@ function merge(taxonomy: Taxonomy, tree: TreeKind, path: string, intoPath: strin
   };
 }
 
-function remove(taxonomy: Taxonomy, tree: TreeKind, path: string, asked: string[], docId: string): Change {
+function remove(taxonomy: Taxonomy, tree: TreeKind, path: string, asked: string[], docId: string, guard: RetractionGuard): Change {
   // A document can withdraw a document; it cannot undo a violation a verifier saw in a run.
   const retract = asked.filter((id) => !isRecordSource(id));
   if (retract.length === 0)
@@ -282,25 +407,53 @@ function remove(taxonomy: Taxonomy, tree: TreeKind, path: string, asked: string[
   const removed = found.node.evidence.filter((e) => retract.includes(e));
   if (removed.length === 0)
     return { operation: 'skip', tree, node: found.path, sources: [docId], detail: `cites none of the retracted sources (${retract.join(', ')})` };
-  found.node.evidence = found.node.evidence.filter((e) => !retract.includes(e));
   markRetracted(taxonomy, removed, docId);
-  if (found.node.evidence.length > 0) {
+  return withdrawFrom(taxonomy, tree, found, removed, docId, guard, '');
+}
+
+/** Takes `removed` out of a node's evidence; a leaf left with none goes, unless cases use it (held). */
+function withdrawFrom(
+  taxonomy: Taxonomy,
+  tree: TreeKind,
+  found: { path: string; node: TaxonomyNode },
+  removed: string[],
+  docId: string,
+  guard: RetractionGuard,
+  why: string,
+): Change {
+  const prefix = why ? `${why}; ` : '';
+  const left = found.node.evidence.filter((e) => !removed.includes(e));
+  if (left.length === 0 && found.node.children.length === 0) {
+    const used = guard.usedBy?.(tree, found.path) ?? 0;
+    if (used > 0 && !guard.confirmRetractions) {
+      // The deletion would silently drop the rows of cases that use the node: a person decides.
+      return {
+        operation: 'hold',
+        tree,
+        node: found.path,
+        sources: [docId, ...removed],
+        detail: `${prefix}retracting ${removed.join(', ')} would leave it without evidence, but ${used} case${used === 1 ? '' : 's'} use it: held, not deleted (run with --confirm-retractions to delete it)`,
+      };
+    }
+  }
+  found.node.evidence = left;
+  if (left.length > 0) {
+    return { operation: 'retract', tree, node: found.path, sources: [docId, ...removed], detail: `${prefix}still supported by ${left.length} sources; kept` };
+  }
+  if (found.node.children.length > 0) {
     return {
       operation: 'retract',
       tree,
       node: found.path,
       sources: [docId, ...removed],
-      detail: `still supported by ${found.node.evidence.length} sources; kept`,
+      detail: `${prefix}left without evidence but has children; kept until they go`,
     };
-  }
-  if (found.node.children.length > 0) {
-    return { operation: 'retract', tree, node: found.path, sources: [docId, ...removed], detail: 'left without evidence but has children; kept until they go' };
   }
   const siblings = taxonomy.siblingsOf(tree, parentOf(found.path))!;
   siblings.splice(siblings.indexOf(found.node), 1);
   const redirects = taxonomy.trees[tree].redirects;
   for (const [key, target] of Object.entries(redirects)) if (target === found.path) delete redirects[key];
-  return { operation: 'delete', tree, node: found.path, sources: [docId, ...removed], detail: 'left without evidence' };
+  return { operation: 'delete', tree, node: found.path, sources: [docId, ...removed], detail: `${prefix}left without evidence` };
 }
 
 function markRetracted(taxonomy: Taxonomy, ids: string[], by: string): void {

@@ -3,8 +3,8 @@ import { treeKinds, type TreeKind } from '../taxonomy/taxonomy-schema.js';
 import { tokens } from './sources/document-corpus.js';
 
 /**
- * Merge candidates: pairs of nodes of one tree whose names and descriptions say nearly the same
- * thing, computed without a model so that every run shows the same pairs. The summary agent is
+ * Merge candidates: pairs of nodes (or pending candidates) of one tree whose names and descriptions
+ * say nearly the same thing, computed without a model so that every run shows the same pairs. The summary agent is
  * only asked to confirm one when the document it reads shows the two are one class — similarity
  * of wording is a reason to look, not evidence.
  *
@@ -49,12 +49,15 @@ export function mergeCandidates(taxonomy: Taxonomy, options: SimilarityOptions =
   return out;
 }
 
-/** Every sibling and cousin pair of `tree` with its score, best first (ties in tree order). */
+/** Every sibling and cousin pair of `tree` — nodes and pending candidates — with its score, best first (ties in tree order, pending last). */
 export function scorePairs(taxonomy: Taxonomy, tree: TreeKind): MergeCandidate[] {
-  const nodes = [...taxonomy.walk(tree)].map(({ path, node }) => ({
+  // Pending candidates take part too: two of them (or one and a node) that say the same thing would
+  // otherwise collect the same sources apart, and neither might ever reach the threshold.
+  const items = [...[...taxonomy.walk(tree)].map(({ path, node }) => ({ path, ...node })), ...taxonomy.trees[tree].pending];
+  const nodes = items.map(({ path, name, description }) => ({
     path,
-    name: new Set(tokens(node.name)),
-    text: new Set(tokens(`${node.name} ${node.description}`)),
+    name: new Set(tokens(name)),
+    text: new Set(tokens(`${name} ${description}`)),
   }));
   const df = new Map<string, number>();
   for (const n of nodes) for (const stem of n.text) df.set(stem, (df.get(stem) ?? 0) + 1);

@@ -137,11 +137,16 @@ export function askSummary(
   model: JsonModel,
   doc: SourceDocument,
   taxonomy: Taxonomy,
-  options: { maxChars: number; candidates: MergeCandidate[]; threshold: number },
+  options: { maxChars: number; candidates: MergeCandidate[]; threshold: number; previous?: { reply: string; error: string } },
 ): Promise<JsonReply<SummaryResponse>> {
+  const user = summaryUserMessage(doc, taxonomy, options.maxChars, options.candidates, options.threshold);
+  // A repair: the same request, then what was wrong with the last answer (as compile does).
+  const repair = options.previous
+    ? `\n\nYour previous reply was not valid, so nothing of it was applied; fix this and answer again:\n- ${options.previous.error}\nPrevious reply:\n${options.previous.reply}`
+    : '';
   return model.ask({
     system: SUMMARY_SYSTEM_PROMPT,
-    user: summaryUserMessage(doc, taxonomy, options.maxChars, options.candidates, options.threshold),
+    user: `${user}${repair}`,
     schema: summaryResponse,
     name: 'taxonomy_operations',
   });

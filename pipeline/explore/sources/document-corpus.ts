@@ -3,12 +3,14 @@ import type { DocumentSource, SourceDocument } from './source-document.js';
 /**
  * A fixed set of documents (a local folder, feed files) searchable by query. Ranking is plain
  * term overlap — title hits count triple — with ties broken by id, so retrieval is repeatable.
- * Copies of one source (same id, or same URL) are collapsed: evidence counts distinct sources.
+ * Copies of one source are collapsed — the same id, the same URL, the same text once normalised
+ * (case, spacing, punctuation), or nearly the same text (word 5-gram shingles, Jaccard ≥ 0.9: a
+ * re-post with a new footer) — so evidence counts distinct sources, not copies.
  */
 export class DocumentCorpus implements DocumentSource {
   readonly documents: SourceDocument[] = [];
   /** Documents dropped as copies of another: `{ id, duplicateOf }`. */
-  readonly duplicates: Array<{ id: string; origin: string; duplicateOf: string }> = [];
+  readonly duplicates: Array<{ id: string; origin: string; duplicateOf: string; how: 'id' | 'url' | 'text' | 'near-text' }> = [];
   private readonly index: Array<{ doc: SourceDocument; title: Map<string, number>; text: Map<string, number> }> = [];
 
   constructor(
@@ -17,15 +19,27 @@ export class DocumentCorpus implements DocumentSource {
   ) {
     const byId = new Map<string, SourceDocument>();
     const byUrl = new Map<string, SourceDocument>();
+    const byText = new Map<string, SourceDocument>();
+    const shingled: Array<{ doc: SourceDocument; shingles: Set<string> }> = [];
     for (const doc of [...documents].sort((a, b) => compare(a.origin, b.origin))) {
       const url = doc.url ? normalizeUrl(doc.url) : undefined;
-      const first = byId.get(doc.id) ?? (url ? byUrl.get(url) : undefined);
-      if (first) {
-        this.duplicates.push({ id: doc.id, origin: doc.origin, duplicateOf: first.id });
+      const text = normalizeText(doc.text);
+      const shingles = shinglesOf(text);
+      const copy: { first: SourceDocument; how: 'id' | 'url' | 'text' | 'near-text' } | undefined = byId.has(doc.id)
+        ? { first: byId.get(doc.id)!, how: 'id' }
+        : url && byUrl.has(url)
+          ? { first: byUrl.get(url)!, how: 'url' }
+          : byText.has(text)
+            ? { first: byText.get(text)!, how: 'text' }
+            : nearCopy(shingles, shingled);
+      if (copy) {
+        this.duplicates.push({ id: doc.id, origin: doc.origin, duplicateOf: copy.first.id, how: copy.how });
         continue;
       }
       byId.set(doc.id, doc);
       if (url) byUrl.set(url, doc);
+      if (text) byText.set(text, doc);
+      shingled.push({ doc, shingles });
       this.documents.push(doc);
       this.index.push({ doc, title: termCounts(doc.title), text: termCounts(doc.text) });
     }
@@ -67,6 +81,37 @@ function termCounts(text: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const t of tokens(text)) counts.set(t, (counts.get(t) ?? 0) + 1);
   return counts;
+}
+
+/** The words of a text, lower-case, one space apart: copies differing in case, spacing or punctuation are equal. */
+export function normalizeText(text: string): string {
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
+}
+
+/** Jaccard similarity of two texts' word 5-gram shingles at which one is a copy of the other. */
+export const NEAR_COPY = 0.9;
+const SHINGLE = 5;
+
+function shinglesOf(normalized: string): Set<string> {
+  const words = normalized.split(' ').filter(Boolean);
+  const out = new Set<string>();
+  for (let i = 0; i + SHINGLE <= words.length; i++) out.add(words.slice(i, i + SHINGLE).join(' '));
+  return out;
+}
+
+function nearCopy(
+  shingles: Set<string>,
+  kept: ReadonlyArray<{ doc: SourceDocument; shingles: Set<string> }>,
+): { first: SourceDocument; how: 'near-text' } | undefined {
+  // Short texts (a title and a line) have too few shingles to tell a copy from a neighbour.
+  if (shingles.size < 20) return undefined;
+  for (const other of kept) {
+    if (other.shingles.size < 20) continue;
+    let shared = 0;
+    for (const s of shingles) if (other.shingles.has(s)) shared++;
+    if (shared / (shingles.size + other.shingles.size - shared) >= NEAR_COPY) return { first: other.doc, how: 'near-text' };
+  }
+  return undefined;
 }
 
 function normalizeUrl(url: string): string {
