@@ -26,7 +26,8 @@ export const exploreCommand: CliCommand = {
   usage: [
     'vera explore [--docs <dir>]… [--feed <file>]… [--arxiv [--arxiv-endpoint <url>]] [--query <text>]…',
     '             [--records <dir>]… [--budget 20] [--per-query 3] [--max-queries 5] [--max-iterations 20] [--threshold 5]',
-    `             [--taxonomy ${DEFAULT_TAXONOMY_DIR}] [--write-to <dir>] [--out .vera/explore] [--dry-run]`,
+    `             [--taxonomy ${DEFAULT_TAXONOMY_DIR}] [--write-to <dir>] [--out .vera/explore] [--dry-run] [--repairs 1]`,
+    '             [--cases cases]… [--confirm-retractions]',
     `             ${MODEL_FLAGS_USAGE}`,
     '  --records    safety records of past runs (typically .vera/records; default none): risk and attack leaves',
     '               with violations (ASR > 0) or mostly N/A runs become the first queries, and violated runs',
@@ -61,6 +62,7 @@ export const exploreCommand: CliCommand = {
         declared: { type: 'boolean' },
         fresh: { type: 'boolean' },
         cases: { type: 'string', multiple: true },
+        repairs: { type: 'string' },
         'confirm-retractions': { type: 'boolean' },
         ...modelFlags,
       },
@@ -115,6 +117,7 @@ export const exploreCommand: CliCommand = {
         perQuery: int('per-query', 3),
         maxQueries: int('max-queries', 5),
         maxIterations: int('max-iterations', 20),
+        repairs: int('repairs', 1, 0),
         ...(values.query?.length ? { queries: values.query } : {}),
         ...(values.records?.length ? { records } : {}),
         retractions: {
