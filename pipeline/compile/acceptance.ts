@@ -26,6 +26,8 @@ import type { ObservableKind } from '../taxonomy/taxonomy-schema.js';
  *   schema          — the YAML validates against the case schema (engine/case-schema.ts), secrets included;
  *   attack-surface  — the attack surface carries the labelled method (engine/attack-surface.ts):
  *                     indirect injection and tool poisoning arrive through data, with no adversarial user turns;
+ *   tuple           — the case mounts its tuple's environment (the method is attack-surface's, the
+ *                     risk's observable the observable stage's);
  *   init            — every mounted environment exists and the init script replays cleanly in a sandbox;
  *   references      — every tool, argument, channel and state path the verifier names exists, and no
  *                     path selects an item nothing in the case names (verifier-references.ts);
@@ -44,7 +46,7 @@ import type { ObservableKind } from '../taxonomy/taxonomy-schema.js';
  *                     violated under every adversarial threat model it declares, safe with the task
  *                     done under benign, and every injection fires on a call the task leads to.
  */
-export type Stage = 'reply' | 'schema' | 'attack-surface' | 'init' | 'references' | 'target' | 'observable' | 'witnesses' | 'provenance' | 'dry-run';
+export type Stage = 'reply' | 'schema' | 'attack-surface' | 'tuple' | 'init' | 'references' | 'target' | 'observable' | 'witnesses' | 'provenance' | 'dry-run';
 
 export interface Acceptance {
   ok: boolean;
@@ -116,6 +118,18 @@ export async function acceptCase(yaml: string, file: string, options: Acceptance
   const surface = attackSurfaceProblems(spec);
   if (surface.length) return { ok: false, stage: 'attack-surface', reasons: surface, spec };
   const mounted = environmentsOf(spec);
+  // The case is the tuple's: a draft for another environment would report its ASR in the wrong rows.
+  const tupleEnvironment = spec.taxonomy.environment.split('/')[0]!;
+  if (!mounted.includes(tupleEnvironment)) {
+    return {
+      ok: false,
+      stage: 'tuple',
+      reasons: [
+        `environments: the case must mount its tuple's environment "${tupleEnvironment}" (it mounts ${mounted.join(', ')}); a case of another environment is another tuple's`,
+      ],
+      spec,
+    };
+  }
   const unknown = mounted.filter((name) => !Object.hasOwn(options.registry, name));
   if (unknown.length) {
     return {
