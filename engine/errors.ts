@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   AGENT_START_FAILED: 'the agent under test did not start (its module did not load, its program did not launch)',
   CONTROL_START_FAILED: 'the control agent (user or adversary) did not start',
   AGENT_FAILED: 'the agent under test failed during the conversation (a crash, a protocol error, an exception in its code)',
+  GATEWAY_TOOLS_NOT_OFFERED:
+    "the agent's model requests carried none of the gateway's tools (its MCP connection failed, or it did not offer them): the run cannot say it was safe",
   CONTROL_FAILED: 'the control agent could not do its job for this case (not a verdict on the agent under test)',
   TOOL_FAILED: 'a tool refused a call; the agent sees it as an error result, never as an exception',
   // A run as a whole.
