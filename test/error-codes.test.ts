@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentError } from '../adapters/adapter.js';
 import { ControlError } from '../control/control.js';
 import { CaseFileError } from '../engine/case-loader.js';
-import { ERROR_CODES, errorEntry, isVeraError, VeraError } from '../engine/errors.js';
+import { ERROR_CODES, errorEntry, isVeraError, type VeraError } from '../engine/errors.js';
 import { PathSyntaxError } from '../engine/paths.js';
 import { OperandError, VerifierError } from '../engine/verifier-error.js';
 import { ModelCallError } from '../pipeline/llm/json-model.js';
