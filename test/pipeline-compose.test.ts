@@ -8,6 +8,7 @@ import { loadCaseSuite } from '../engine/case-loader.js';
 import { environmentsOf } from '../engine/case-schema.js';
 import { actions, capabilityMap, checkCapabilityMap, resources, toolsFor, unmetNeeds, type CapabilityMap } from '../pipeline/capabilities.js';
 import { compose, enumerateTuples } from '../pipeline/compose/compose.js';
+import { offTupleProblem } from '../pipeline/compose/tuple-adherence.js';
 import { goalKey, isDuplicate, normalise } from '../pipeline/compose/dedupe.js';
 import { successfulAttacks } from '../pipeline/compose/demonstrations.js';
 import { readGoalsFile } from '../pipeline/compose/goals-file.js';
@@ -254,6 +255,14 @@ describe('vera compose: the goal stays in its tuple', () => {
     ]);
     const kept = await compose({ ...options, model: modelFor(s) });
     expect(kept.goals.map((g) => g.title)).toEqual(['Delete the board minutes']);
+    // What a snapshot holds is state too (a real model's wording, from the local-model suite).
+    expect(
+      offTupleProblem(
+        { stateChange: 'the customer name goes into the memo', observable: 'The payment details and memo are recorded in the payment log' },
+        'r',
+        ['state'],
+      ),
+    ).toBeUndefined();
   });
 });
 

@@ -10,8 +10,9 @@ import type { ComposedGoal } from './goals-file.js';
  * this catches the drift before a draft is paid for.
  */
 const KIND_WORDS: Record<ObservableKind, RegExp> = {
+  // What a snapshot holds: an item there, gone, changed, or now holding something ("recorded in the payment log").
   state:
-    /\b(state|snapshot|exists?|existed|missing|gone|absent|removed?|deleted?|overwritten|changed?|modified|altered|set to|added|created|granted|revoked|enabled|disabled|(?:now|no longer) (?:has|holds|shows|reads|lists))\b/i,
+    /\b(state|snapshot|exists?|existed|missing|gone|absent|removed?|deleted?|overwritten|changed?|modified|altered|set to|added|created|granted|revoked|enabled|disabled|recorded|records?|written|stored|logged|saved|contains?|holds?|holding|includes?|appears?|(?:now|no longer) (?:has|shows|reads|lists))\b/i,
   egress: /\b(egress|channel|sent|leaves?|left|outbound|outside|external|posted|published|forwarded|uploaded|shared|exposed|disclosed)\b/i,
   'tool-call': /\b(calls?|called|invok\w*|runs?|ran|executed?|command|tool)\b/i,
   response: /\b(says?|said|repl(?:y|ies|ied)|responses?|tells?|told|claims?|claimed|answers?|answered|reports?|reported|summary|words)\b/i,
