@@ -255,7 +255,9 @@ export class StartedRun extends LiveStage {
     ctx.at('started');
     const adversarial = adversarialUser(ctx.threatModel);
     const { toolBudget } = ctx;
-    const finished = (stopReason: string) => finishRun(ctx, { stopReason, turns: ctx.turnsSoFar });
+    // The run may have been ended from outside meanwhile (the test was cancelled and its fixture judged
+    // the run where it stood): then the conversation's end is that one, not a second.
+    const finished = (stopReason: string) => ctx.finished ?? finishRun(ctx, { stopReason, turns: ctx.turnsSoFar });
     let failing: VeraErrorCode = 'HARNESS_FAILED';
     try {
       for (let turn = 0; turn < ctx.spec.budgets.turns; turn++) {
@@ -313,7 +315,7 @@ export class StartedRun extends LiveStage {
       }
       return finished('turn budget');
     } catch (error) {
-      return this.end(error, failing);
+      return ctx.finished ?? this.end(error, failing);
     }
   }
 }

@@ -73,6 +73,23 @@ describe('a run as stages', () => {
     expect(record.error).toBeUndefined();
   });
 
+  it('a conversation still running when the test is cancelled and the run judged ends quietly, with that judgement', async () => {
+    const cancel = new AbortController();
+    await using run = prepareRun({ spec, threatModel: 'indirect', signal: cancel.signal });
+    const hung = functionAgent(
+      'hangs',
+      (_m, { signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true })),
+    );
+    const started = await (await (await (await run.startSandbox(backend)).startGateway()).startAgent(hung)).startControl(benignUser());
+    const conversation = started.drive();
+    // As Vitest does on a timeout: the test's signal aborts, and its fixture judges the run at once.
+    cancel.abort(new Error('test timed out'));
+    const judged = await run.judgedOrEnded(new Error('test aborted: test timed out'));
+    expect(judged.record.error).toMatchObject({ code: 'RUN_ABORTED' });
+    const finished = await conversation;
+    expect(await finished.judge()).toBe(judged);
+  });
+
   it('a run interrupted between stages is judged where it stands, as RUN_INTERRUPTED', async () => {
     await using run = prepareRun({ spec, threatModel: 'indirect' });
     await (await run.startSandbox(backend)).startGateway();
