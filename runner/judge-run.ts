@@ -6,6 +6,7 @@ import { evaluatePredicate, type PredicateResult } from '../engine/verifier.js';
 import { verdictOf } from '../engine/verdict.js';
 import { offeredByTurn } from '../provider/model-request-log.js';
 import type { RunContext } from './run-context.js';
+import type { FinishedRun } from './run-stages.js';
 
 /** A run's last stage: its verdict and record, decided once and frozen. */
 export interface JudgedRun {
@@ -54,9 +55,8 @@ export function evaluateRunPredicate(ctx: RunContext, predicate: Predicate, fina
  * refuses calls that still arrive, and what the injections did is read once, for the verdict and
  * the record alike. Never throws for agent faults.
  */
-export async function judgeRun(ctx: RunContext, ended: { stopReason: string; turns: number }): Promise<JudgedRun> {
+export async function judgeRun(ctx: RunContext, ended: Pick<FinishedRun, 'stopReason' | 'turns'>): Promise<JudgedRun> {
   ctx.advance('finished', 'judged');
-  ctx.clearBudget();
   const { gateway, mcp, sandbox, session, control } = ctx.parts;
   gateway?.end();
   const injections = { rules: ctx.injections?.ruleIds ?? [], fired: ctx.injections?.fired() ?? [], payloads: ctx.injections?.payloads() ?? {} };

@@ -66,7 +66,7 @@ export abstract class LiveStage extends RunStage {
   end(error: unknown, code?: VeraErrorCode): FinishedRun {
     assertLive(this.ctx);
     this.ctx.recordFault(error, code);
-    return finishRun(this.ctx, { stopReason: `error: ${this.ctx.error?.message ?? String(error)}`, turns: this.ctx.turnsSoFar });
+    return finishRun(this.ctx, `error: ${this.ctx.error?.message ?? String(error)}`);
   }
 }
 
@@ -103,8 +103,7 @@ export class PreparedRun extends LiveStage implements AsyncDisposable {
     if (this.ctx.judgement) return this.ctx.judgement;
     // Finished but not judged: judge it as it ended (the fault, if any, is already its own).
     if (this.ctx.stage === 'finished') return this.ctx.finished!.judge();
-    this.ctx.recordFault(error, 'RUN_INTERRUPTED');
-    return finishRun(this.ctx, { stopReason: `error: ${this.ctx.error?.message ?? String(error)}`, turns: this.ctx.turnsSoFar }).judge();
+    return this.end(error, 'RUN_INTERRUPTED').judge();
   }
 
   dispose(): Promise<void> {
@@ -257,7 +256,7 @@ export class StartedRun extends LiveStage {
     const { toolBudget } = ctx;
     // The run may have been ended from outside meanwhile (the test was cancelled and its fixture judged
     // the run where it stood): then the conversation's end is that one, not a second.
-    const finished = (stopReason: string) => ctx.finished ?? finishRun(ctx, { stopReason, turns: ctx.turnsSoFar });
+    const finished = (stopReason: string) => ctx.finished ?? finishRun(ctx, stopReason);
     let failing: VeraErrorCode = 'HARNESS_FAILED';
     try {
       for (let turn = 0; turn < ctx.spec.budgets.turns; turn++) {
@@ -338,7 +337,7 @@ export class FinishedRun extends RunStage {
 
   /** Takes the final snapshot, judges the run and builds its record, once. Never throws for agent faults. */
   judge(): Promise<JudgedRun> {
-    this.ctx.judgement ??= judgeRun(this.ctx, { stopReason: this.stopReason, turns: this.turns });
+    this.ctx.judgement ??= judgeRun(this.ctx, this);
     return this.ctx.judgement;
   }
 }
@@ -347,11 +346,12 @@ function assertLive(ctx: RunContext): void {
   if (ctx.stage === 'finished' || ctx.stage === 'judged') throw new VeraError('RUN_STAGE_ORDER', `this run is already ${ctx.stage}`);
 }
 
-function finishRun(ctx: RunContext, ended: { stopReason: string; turns: number }): FinishedRun {
+/** Finishes the run with `stopReason`; the turns it completed are counted now (a late reply does not change them). */
+function finishRun(ctx: RunContext, stopReason: string): FinishedRun {
   assertLive(ctx);
   ctx.advance(ctx.stage, 'finished');
   ctx.clearBudget();
-  ctx.finished = new FinishedRun(ctx, ended.stopReason, ended.turns);
+  ctx.finished = new FinishedRun(ctx, stopReason, ctx.turnsSoFar);
   return ctx.finished;
 }
 

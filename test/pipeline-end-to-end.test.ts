@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main, type CliIO } from '../cli/main.js';
@@ -7,7 +7,7 @@ import { sample } from '../pipeline/compose/sampling.js';
 import { Taxonomy } from '../pipeline/taxonomy/taxonomy.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/index.js';
 import { goodEmailDraft } from './helpers/pipeline-drafts.js';
-import { copyTaxonomy, CORPUS, jsonStep, PIPELINE_FIXTURES } from './helpers/pipeline-fixtures.js';
+import { copyTaxonomy, CORPUS, jsonStep, PIPELINE_FIXTURES, writePluginProject } from './helpers/pipeline-fixtures.js';
 import { REPO, runFixture, testsOf, type VitestRun } from './helpers/run-vitest.js';
 
 /**
@@ -86,19 +86,7 @@ describe('explore → compose → compile → npx vitest', () => {
       join(work, 'goals.yaml'),
     ]);
     await cli('compile', ['--goals', join(work, 'goals.yaml'), '--out', join(project, 'cases'), '--report', join(work, 'report.yaml')]);
-    await writeFile(
-      join(project, 'vitest.config.ts'),
-      [
-        "import { defineConfig } from 'vitest/config';",
-        "import { vera } from '../../../../plugin/index.js';",
-        'export default defineConfig({',
-        "  plugins: [vera({ include: ['cases/**/*.case.yaml'], agent: { type: 'reference', model: 'scripted', baseURL: 'scripted:naive' }, recordDir: process.env.FIXTURE_RECORDS })],",
-        '  test: { include: [] },',
-        '});',
-        '',
-      ].join('\n'),
-    );
-    await mkdir(join(project, 'cases'), { recursive: true });
+    await writePluginProject(project);
     vitest = await runFixture({ root: project });
   }, 180_000);
 

@@ -1,15 +1,13 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { main, type CliIO } from '../cli/main.js';
+import { main } from '../cli/main.js';
 import { startScriptedModelServer } from '../testing/index.js';
 import { goodEmailDraft } from './helpers/pipeline-drafts.js';
-import { jsonStep, PIPELINE_FIXTURES } from './helpers/pipeline-fixtures.js';
-import { REPO } from './helpers/run-vitest.js';
+import { capturingIO, jsonStep, PIPELINE_FIXTURES, pipelineScratch } from './helpers/pipeline-fixtures.js';
 
 /**
  * The pipeline's commands fail well: a hung endpoint fails a request after `--timeout` seconds of
@@ -17,20 +15,8 @@ import { REPO } from './helpers/run-vitest.js';
  * writes its report for what it did and exits non-zero.
  */
 const GOALS = join(PIPELINE_FIXTURES, 'goals/compile-goals.yaml');
-const dirs: string[] = [];
-afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-
-async function scratch(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'vera-failing-well-'));
-  dirs.push(dir);
-  return dir;
-}
-
-function io(): CliIO & { lines: string[]; errors: string[] } {
-  const lines: string[] = [];
-  const errors: string[] = [];
-  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l), cwd: REPO };
-}
+const { scratch } = pipelineScratch();
+const io = () => capturingIO();
 
 /** An endpoint that takes every request and never answers (its headers never come). */
 async function hungEndpoint(): Promise<{ url: string; requests: () => number; close(): Promise<void> }> {
@@ -58,7 +44,7 @@ describe('a hung endpoint', () => {
   it('fails each request after --timeout seconds of silence, retried --retries times, naming the URL', async () => {
     const hung = await hungEndpoint();
     try {
-      const dir = await scratch();
+      const dir = await scratch('vera-failing-well-');
       const run = io();
       const code = await main(
         ['compile', '--goals', GOALS, '--only', 'forward-vpn-password-to-auditor', '--out', join(dir, 'cases'), '--report', join(dir, 'report.yaml')].concat([
@@ -105,7 +91,7 @@ describe('an endpoint that fails halfway', () => {
       ],
     });
     try {
-      const dir = await scratch();
+      const dir = await scratch('vera-failing-well-');
       const run = io();
       const code = await main(
         [

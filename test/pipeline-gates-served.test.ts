@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -6,7 +6,7 @@ import { main, type CliIO } from '../cli/main.js';
 import { readGoalsFile, writeGoalsFile, type GoalRecord } from '../pipeline/compose/goals-file.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/index.js';
 import { goodEmailDraft, indistinguishableFilesDraft } from './helpers/pipeline-drafts.js';
-import { jsonStep, PIPELINE_FIXTURES } from './helpers/pipeline-fixtures.js';
+import { jsonStep, PIPELINE_FIXTURES, writePluginProject } from './helpers/pipeline-fixtures.js';
 import { REPO, runFixture, testsOf, type VitestRun } from './helpers/run-vitest.js';
 
 /**
@@ -116,19 +116,7 @@ describe('vera compile against served defective drafts', () => {
       ]),
       io,
     );
-    await writeFile(
-      join(project, 'vitest.config.ts'),
-      [
-        "import { defineConfig } from 'vitest/config';",
-        "import { vera } from '../../../../plugin/index.js';",
-        'export default defineConfig({',
-        "  plugins: [vera({ include: ['cases/**/*.case.yaml'], agent: { type: 'reference', model: 'scripted', baseURL: 'scripted:naive' }, recordDir: process.env.FIXTURE_RECORDS })],",
-        '  test: { include: [] },',
-        '});',
-        '',
-      ].join('\n'),
-    );
-    await mkdir(join(project, 'cases'), { recursive: true });
+    await writePluginProject(project);
     vitest = await runFixture({ root: project });
   }, 240_000);
 

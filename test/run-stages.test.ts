@@ -1,12 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentAdapter } from '../adapters/adapter.js';
 import { functionAgent } from '../adapters/function-adapter.js';
 import { referenceAgent } from '../adapters/reference-agent.js';
 import { benignUser } from '../control/benign-user.js';
 import type { ControlAgent } from '../control/control.js';
-import { parseCaseSource } from '../engine/case-loader.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { ERROR_CODES, isVeraError } from '../engine/errors.js';
 import { runCase } from '../runner/run-case.js';
@@ -14,8 +11,8 @@ import { prepareRun } from '../runner/run-stages.js';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
+import { fixtureCase } from './helpers/agent-runs.js';
 import { notesEnvironment } from './helpers/notes-environment.js';
-import { FIXTURE } from './helpers/run-vitest.js';
 
 /**
  * A run is typed stages (runner/run-stages.ts): each returned by the one before and left once; a
@@ -26,10 +23,7 @@ let spec: SafetyCase;
 let naive: StartedModelServer;
 
 beforeAll(async () => {
-  const file = join(FIXTURE, 'cases/notes-leak.case.yaml');
-  const parsed = parseCaseSource(await readFile(file, 'utf8'), file);
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  spec = parsed.loaded.spec;
+  spec = await fixtureCase('cases/notes-leak.case.yaml');
   naive = await startScriptedModelServer({ policy: 'naive' });
 });
 afterAll(() => naive.close());

@@ -142,23 +142,22 @@ export class Taxonomy {
 
   /** A node's needs: its own, or the nearest ancestor's (a new leaf inherits its branch's needs). */
   needsOf(kind: TreeKind, path: string): Need[] {
-    const parts = this.resolve(kind, path).split('/');
-    for (let n = parts.length; n > 0; n--) {
-      const located = this.find(kind, parts.slice(0, n).join('/'));
-      if (located?.node.needs) return located.node.needs;
-    }
-    return [];
+    return this.nearest(kind, path, (at) => this.find(kind, at)?.node.needs) ?? [];
   }
 
   /** A risk's observables: its own, or the nearest ancestor's; every kind when none is declared. */
   observablesOf(path: string): ObservableKind[] {
-    const parts = this.resolve('risks', path).split('/');
+    return this.nearest('risks', path, (at) => this.find('risks', at)?.node.observables ?? this.declaredObservables.get(at)) ?? [...observableKind.options];
+  }
+
+  /** What `own` says of `path` or of its nearest ancestor that says anything: how declarations are inherited. */
+  private nearest<T>(kind: TreeKind, path: string, own: (at: string) => T | undefined): T | undefined {
+    const parts = this.resolve(kind, path).split('/');
     for (let n = parts.length; n > 0; n--) {
-      const at = parts.slice(0, n).join('/');
-      const own = this.find('risks', at)?.node.observables ?? this.declaredObservables.get(at);
-      if (own) return own;
+      const found = own(parts.slice(0, n).join('/'));
+      if (found !== undefined) return found;
     }
-    return [...observableKind.options];
+    return undefined;
   }
 
   /** Nodes at `path`'s parent level: the root list, or the parent's children. */

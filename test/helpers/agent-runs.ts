@@ -12,7 +12,7 @@ import { InProcessBackend } from '../../sandbox/backends/in-process-backend.js';
 import { bubblewrapUnavailable } from '../../sandbox/confinement/bubblewrap-program.js';
 import type { SandboxBackend, SandboxSpec, StartedSandbox } from '../../sandbox/sandbox.js';
 import { parseDirectives } from '../../testing/directives.js';
-import { REPO } from './run-vitest.js';
+import { FIXTURE, REPO } from './run-vitest.js';
 
 /**
  * Whether a real agent CLI is installed. On a user's machine a missing install skips that
@@ -39,6 +39,14 @@ export async function loadCase(relative: string): Promise<SafetyCase> {
   const file = join(REPO, relative);
   const parsed = parseCaseSource(await readFile(file, 'utf8'), file);
   if (!parsed.ok) throw new Error(`${relative}: ${JSON.stringify(parsed.problems)}`);
+  return parsed.loaded.spec;
+}
+
+/** A case of the plugin fixture project (`test/fixtures/plugin-project/cases/…`), parsed. */
+export async function fixtureCase(relativePath: string): Promise<SafetyCase> {
+  const file = join(FIXTURE, relativePath);
+  const parsed = parseCaseSource(await readFile(file, 'utf8'), file);
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   return parsed.loaded.spec;
 }
 

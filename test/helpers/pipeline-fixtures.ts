@@ -2,6 +2,7 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import type { CliIO } from '../../cli/main.js';
 import { openAIJsonModel, type JsonModel } from '../../pipeline/llm/json-model.js';
 import { Taxonomy } from '../../pipeline/taxonomy/taxonomy.js';
 import { startScriptedModelServer, type ScriptStep, type StartedModelServer } from '../../testing/index.js';
@@ -73,4 +74,31 @@ export function pipelineScratch() {
       return dir;
     },
   };
+}
+
+/**
+ * A user project under the repository (so `vitest` and the plugin resolve) that runs its
+ * `cases/**` with the reference agent on the embedded naive model: where generated cases are run.
+ */
+export async function writePluginProject(project: string): Promise<void> {
+  await writeFile(
+    join(project, 'vitest.config.ts'),
+    [
+      "import { defineConfig } from 'vitest/config';",
+      "import { vera } from '../../../../plugin/index.js';",
+      'export default defineConfig({',
+      "  plugins: [vera({ include: ['cases/**/*.case.yaml'], agent: { type: 'reference', model: 'scripted', baseURL: 'scripted:naive' }, recordDir: process.env.FIXTURE_RECORDS })],",
+      '  test: { include: [] },',
+      '});',
+      '',
+    ].join('\n'),
+  );
+  await mkdir(join(project, 'cases'), { recursive: true });
+}
+
+/** A CLI io that keeps what the command printed. */
+export function capturingIO(cwd = REPO): CliIO & { lines: string[]; errors: string[] } {
+  const lines: string[] = [];
+  const errors: string[] = [];
+  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l), cwd };
 }
