@@ -1,6 +1,8 @@
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { ToolGateway } from '../sandbox/gateway/tool-gateway.js';
 import type { SandboxBackend } from '../sandbox/sandbox.js';
+import type { RouteCall, RouteEquivalence, RouteStep } from '../sandbox/route-equivalence.js';
+import type { JsonValue } from '../engine/json.js';
 import { environmentsOf } from '../engine/case-helpers.js';
 import type { SafetyCase, Witness } from '../engine/case-schema.js';
 import { fillSecrets, generateSecrets } from '../engine/secrets.js';
@@ -26,6 +28,14 @@ export interface WitnessResult {
    * whose `fromInitial` operand names nothing. A real run would end as an error.
    */
   errors: string[];
+  /** With `route`: the calls that replaced the witness's call, or undefined where the route did not apply. */
+  rerouted?: { calls: RouteStep[] | undefined };
+}
+
+/** Replay the witness with its call number `at` (0-based) taken by another route. */
+export interface WitnessRoute {
+  at: number;
+  equivalence: RouteEquivalence;
 }
 
 export interface WitnessCheck {
@@ -43,7 +53,7 @@ export async function evaluateWitness(
   spec: SafetyCase,
   witness: Witness,
   kind: WitnessKind,
-  options: { backend?: SandboxBackend; custom?: Record<string, CustomCheck> } = {},
+  options: { backend?: SandboxBackend; custom?: Record<string, CustomCheck>; route?: WitnessRoute } = {},
 ): Promise<WitnessResult> {
   const backend = options.backend ?? new InProcessBackend();
   const secrets = generateSecrets(spec.secrets, spec.init);
@@ -57,9 +67,28 @@ export async function evaluateWitness(
     trajectory.beginTurn();
     trajectory.add({ type: 'message', role: 'user', text: spec.task });
     const failedCalls: string[] = [];
-    for (const call of fillSecrets(witness.calls, secrets)) {
-      const reply = await gateway.call(call.tool, call.args);
-      if (reply.isError) failedCalls.push(`${call.tool}: ${reply.text}`);
+    let rerouted: WitnessResult['rerouted'];
+    for (const [i, call] of fillSecrets(witness.calls, secrets).entries()) {
+      let calls: RouteStep[] = [call];
+      if (options.route?.at === i) {
+        // The route sees the secrets filled in (an encoding of the value, not of its placeholder)
+        // and the sandbox as it is at that point of the trajectory.
+        const before = (await sandbox.snapshot()) as Record<string, JsonValue>;
+        const alternative = options.route.equivalence.rewrite(call, { before });
+        rerouted = { calls: alternative };
+        if (!alternative) break;
+        calls = alternative;
+      }
+      const isRoute = options.route?.at === i;
+      const results: unknown[] = [];
+      for (const step of calls) {
+        const c: RouteCall = typeof step === 'function' ? step(results) : step;
+        const reply = await gateway.call(c.tool, c.args);
+        results.push(parsedResult(reply.text));
+        if (reply.isError) failedCalls.push(`${c.tool}: ${reply.text}`);
+        // A rerouted command that exits non-zero did not do what the witness's command did.
+        else if (isRoute && exitedNonZero(reply.text)) failedCalls.push(`${c.tool}: ${reply.text.slice(0, 300)}`);
+      }
     }
     for (const text of fillSecrets(witness.responses, secrets)) trajectory.add({ type: 'message', role: 'assistant', text });
     const final = await sandbox.snapshot();
@@ -81,11 +110,30 @@ export async function evaluateWitness(
       failedCalls,
       errors,
       snapshots: { initial, final },
+      ...(rerouted ? { rerouted } : {}),
     };
     if (spec.utility) result.utility = evaluateWitnessPredicate(spec.utility, input, 'utility', errors);
     return result;
   } finally {
     await sandbox.stop();
+  }
+}
+
+function parsedResult(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A command result (`{ exitCode: 2, … }`) that says the command failed. */
+function exitedNonZero(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as { exitCode?: unknown };
+    return typeof value?.exitCode === 'number' && value.exitCode !== 0;
+  } catch {
+    return false;
   }
 }
 

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { JsonValue } from '../engine/json.js';
 import type { EgressRecord } from '../engine/trajectory.js';
 import { VeraError } from '../engine/errors.js';
+import type { RouteEquivalence } from './route-equivalence.js';
 
 /**
  * An environment is typed state plus tool functions (AgentDojo's shape): the services an agent
@@ -62,6 +63,8 @@ export interface EnvironmentDefinition<S = unknown> {
   externalChannels: string[];
   tools: ToolSpec<S>[];
   operations: OperationSpec<S>[];
+  /** Other routes to what its tools do, for `vera check --robustness` (see route-equivalence.ts). */
+  equivalences?: RouteEquivalence[];
   create(ctx: EnvironmentCreateContext): Promise<EnvironmentInstance<S>>;
 }
 
@@ -74,6 +77,7 @@ export function defineStateEnvironment<Schema extends z.ZodType>(def: {
   initial: () => z.infer<Schema>;
   tools: ToolSpec<z.infer<Schema>>[];
   operations: OperationSpec<z.infer<Schema>>[];
+  equivalences?: RouteEquivalence[];
 }): EnvironmentDefinition<z.infer<Schema>> {
   return {
     name: def.name,
@@ -81,6 +85,7 @@ export function defineStateEnvironment<Schema extends z.ZodType>(def: {
     externalChannels: def.externalChannels,
     tools: def.tools,
     operations: def.operations,
+    ...(def.equivalences ? { equivalences: def.equivalences } : {}),
     async create() {
       const state = def.state.parse(def.initial()) as z.infer<Schema>;
       return {

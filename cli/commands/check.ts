@@ -7,6 +7,8 @@ import { findFiles } from '../find-files.js';
 import { parseArgs } from '../parse-args.js';
 import { globFiles, veraProjects } from '../project-config.js';
 import type { CliCommand } from '../main.js';
+import type { SafetyCase } from '../../engine/case-schema.js';
+import { reportRobustness } from './check-robustness.js';
 
 /**
  * `vera check [paths…]`: validates case files (schema, then witnesses: violated on the violating
@@ -16,9 +18,12 @@ export const checkCommand: CliCommand = {
   name: 'check',
   summary: 'validate case files and their witnesses (no agent runs)',
   usage:
-    'vera check [file-or-dir …] [--environments <module>]\n' + '  default: the case files the Vera plugin of ./vitest.config.* includes, with its environments',
+    'vera check [file-or-dir …] [--environments <module>] [--robustness [--record <file.json>]]\n' +
+    '  default: the case files the Vera plugin of ./vitest.config.* includes, with its environments\n' +
+    '  --robustness: also replay every witness by the other routes its environments declare, and report per case\n' +
+    '                the share judged as the original (--record writes the figures as JSON)',
   async run(args, io) {
-    const { positional: paths, flags } = parseArgs(args, { values: ['environments'], repeatable: ['environments'] });
+    const { positional: paths, flags } = parseArgs(args, { values: ['environments', 'record'], booleans: ['robustness'], repeatable: ['environments'] });
     const envModules = (flags.environments as string[] | undefined) ?? [];
     let files: string[];
     let environments: Awaited<ReturnType<typeof loadEnvironments>>;
@@ -42,6 +47,7 @@ export const checkCommand: CliCommand = {
     }
     const validation = new CaseValidation(async () => environments);
     let failed = 0;
+    const passed: Array<{ spec: SafetyCase; file: string }> = [];
     for (const file of files) {
       const name = relative(io.cwd, file);
       const parsed = parseCaseSuiteSource(await readFile(file, 'utf8'), name);
@@ -64,13 +70,21 @@ export const checkCommand: CliCommand = {
       for (const loaded of parsed.cases) {
         if (loaded.spec.waive?.provenance) io.out(`  ⚠ ${name} (${loaded.spec.id}): the provenance check is waived: ${loaded.spec.waive.provenance}`);
       }
-      if (problems.length === 0) io.out(`✓ ${name}${parsed.cases.length > 1 ? ` (${parsed.cases.length} cases)` : ''}`);
-      else {
+      if (problems.length === 0) {
+        io.out(`✓ ${name}${parsed.cases.length > 1 ? ` (${parsed.cases.length} cases)` : ''}`);
+        for (const loaded of parsed.cases) passed.push({ spec: loaded.spec, file: name });
+      } else {
         failed++;
         for (const p of problems) io.err(`✗ ${p}`);
       }
     }
     io.out(`${files.length - failed} of ${files.length} case files ok`);
+    // Robustness is asked of cases whose witnesses hold: a broken case has no verdict to keep.
+    if (flags.robustness) await reportRobustness(passed, { environments, out: (line) => io.out(line), record: flags.record as string | undefined });
+    else if (flags.record) {
+      io.err('--record writes the robustness figures: it needs --robustness');
+      return 2;
+    }
     return failed ? 1 : 0;
   },
 };

@@ -3,6 +3,7 @@ import { DEFAULT_DOMAINS } from '../shared/domains.js';
 import { calendarOperations } from './operations.js';
 import { CALENDAR_INVITE_CHANNEL, calendarState } from './state.js';
 import { calendarTools } from './tools.js';
+import { calendarEquivalences } from './equivalences.js';
 
 /**
  * One person's calendar (`owner`): events with attendees, invitations, updates, cancellations and
@@ -24,4 +25,5 @@ export const calendarEnvironment = defineStateEnvironment({
   initial: () => ({ owner: 'alice@corp.example', domains: [...DEFAULT_DOMAINS], events: [], busy: [], notifications: [], nextId: 1 }),
   tools: calendarTools,
   operations: calendarOperations,
+  equivalences: calendarEquivalences,
 });

@@ -9,6 +9,7 @@ import { securityTools } from './security-tools.js';
 import { sharingTools } from './sharing-tools.js';
 import { CROSS_ACCOUNT_SHARE_CHANNEL, cloudState, defaultPolicies, PUBLIC_EXPOSURE_CHANNEL, type CloudState } from './state.js';
 import { userTools } from './user-tools.js';
+import { cloudEquivalences } from './equivalences.js';
 
 /**
  * A cloud console for one organisation's account: IAM users and roles with managed policies and
@@ -52,4 +53,5 @@ export const cloudEnvironment = defineStateEnvironment({
   }),
   tools: cloudTools,
   operations: [...identityOperations, ...resourceOperations],
+  equivalences: cloudEquivalences,
 });

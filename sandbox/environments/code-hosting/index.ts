@@ -6,6 +6,7 @@ import { issueTools } from './issue-tools.js';
 import { codeHostingOperations } from './operations.js';
 import { pullRequestTools } from './pull-request-tools.js';
 import { codeHostingState, GIST_CHANNEL, PUBLIC_REPO_CHANNEL, type CodeHostingState } from './state.js';
+import { codeHostingEquivalences } from './equivalences.js';
 
 /**
  * A code host in the style of GitHub, seen by one user of one organisation: repositories with
@@ -28,4 +29,5 @@ export const codeHostingEnvironment = defineStateEnvironment({
   initial: () => ({ user: 'alice', organisation: 'acme', members: ['alice'], repos: {}, gists: [], nextNumber: 1 }),
   tools: codeHostingTools,
   operations: codeHostingOperations,
+  equivalences: codeHostingEquivalences,
 });

@@ -9,6 +9,7 @@ import { deskOperations } from './operations.js';
 import { crmState, DATA_EXPORT_CHANNEL, DEFAULT_PLANS, TICKET_REPLY_CHANNEL } from './state.js';
 import { ticketOperations } from './ticket-operations.js';
 import { ticketTools } from './ticket-tools.js';
+import { crmEquivalences } from './equivalences.js';
 
 /**
  * A customer-support desk and CRM for one company, used by one support agent (`actor`):
@@ -50,4 +51,5 @@ export const crmEnvironment = defineStateEnvironment({
   }),
   tools: [...customerTools, ...accountTools, ...ticketTools, ...macroTools, ...exportTools, ...adminTools],
   operations: [...deskOperations, ...ticketOperations],
+  equivalences: crmEquivalences,
 });

@@ -4,6 +4,7 @@ import { databaseOperations } from './operations.js';
 import { snapshotDatabase } from './sqlite.js';
 import { DATA_EXPORT_CHANNEL, databaseConfig, type DatabaseState } from './state.js';
 import { databaseTools } from './tools.js';
+import { databaseEquivalences } from './equivalences.js';
 
 /**
  * A real SQL database: SQLite (better-sqlite3), in memory, one per run. The init script seeds it
@@ -25,6 +26,7 @@ export const databaseEnvironment: EnvironmentDefinition<DatabaseState> = {
   externalChannels: [DATA_EXPORT_CHANNEL],
   tools: databaseTools,
   operations: databaseOperations,
+  equivalences: databaseEquivalences,
   async create() {
     const db = new Database(':memory:');
     db.pragma('foreign_keys = ON');

@@ -9,6 +9,7 @@ import { organiseTools } from './organise-tools.js';
 import { reviewTools } from './review-tools.js';
 import { sharingTools } from './sharing-tools.js';
 import { DRIVE_SHARE_CHANNEL, driveState, PUBLIC_LINK_CHANNEL, type DriveState } from './state.js';
+import { driveEquivalences } from './equivalences.js';
 
 /**
  * A shared documents drive for one organisation, seen by one member (`user`): folders, text
@@ -48,6 +49,7 @@ export const driveEnvironment: EnvironmentDefinition<DriveState> = {
   externalChannels: [DRIVE_SHARE_CHANNEL, PUBLIC_LINK_CHANNEL],
   tools: driveTools,
   operations: driveOperations,
+  equivalences: driveEquivalences,
   async create() {
     const state = initialState();
     return { state, snapshot: () => driveSnapshot(state), dispose: () => {} };

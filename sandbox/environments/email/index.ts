@@ -3,6 +3,7 @@ import { DEFAULT_DOMAINS } from '../shared/domains.js';
 import { contactTools } from './contact-tools.js';
 import { messageTools } from './message-tools.js';
 import { emailOperations } from './operations.js';
+import { emailEquivalences } from './equivalences.js';
 import { EMAIL_CHANNEL, emailState } from './state.js';
 
 /**
@@ -29,4 +30,5 @@ export const emailEnvironment = defineStateEnvironment({
   }),
   tools: [...messageTools, ...contactTools],
   operations: emailOperations,
+  equivalences: emailEquivalences,
 });

@@ -2,6 +2,7 @@ import * as fs from 'node:fs/promises';
 import type { EnvironmentDefinition } from '../../environment.js';
 import { DEFAULT_DOMAINS } from '../shared/domains.js';
 import { filesOperations } from './operations.js';
+import { filesEquivalences } from './equivalences.js';
 import { FILE_SHARE_CHANNEL, filesState, type FilesState } from './state.js';
 import { filesTools } from './tools.js';
 import { snapshotFiles } from './workspace-io.js';
@@ -24,6 +25,7 @@ export const filesEnvironment: EnvironmentDefinition<FilesState> = {
   externalChannels: [FILE_SHARE_CHANNEL],
   tools: filesTools,
   operations: filesOperations,
+  equivalences: filesEquivalences,
   async create(ctx) {
     await fs.mkdir(ctx.workspace, { recursive: true });
     const state: FilesState = filesState.parse({ root: ctx.workspace, domains: [...DEFAULT_DOMAINS], shares: [] });

@@ -4,6 +4,7 @@ import { channelMembershipTools, channelMessageTools } from './channel-tools.js'
 import { directMessageTools } from './direct-message-tools.js';
 import { messagingOperations } from './operations.js';
 import { MESSAGING_CHANNEL, messagingState } from './state.js';
+import { messagingEquivalences } from './equivalences.js';
 
 /**
  * A Slack-like chat workspace seen by one member (`user`): public and private channels, channels
@@ -34,4 +35,5 @@ export const messagingEnvironment = defineStateEnvironment({
   }),
   tools: [...channelMessageTools, ...directMessageTools, ...channelMembershipTools],
   operations: messagingOperations,
+  equivalences: messagingEquivalences,
 });

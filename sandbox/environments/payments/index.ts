@@ -3,6 +3,7 @@ import { accountTools } from './account-tools.js';
 import { paymentsOperations } from './operations.js';
 import { BANK_TRANSFER_CHANNEL, paymentsState } from './state.js';
 import { transferTools } from './transfer-tools.js';
+import { paymentsEquivalences } from './equivalences.js';
 
 /**
  * A business bank account portal used by one person: the organisation's accounts and balances,
@@ -25,4 +26,5 @@ export const paymentsEnvironment = defineStateEnvironment({
   initial: () => ({ currency: 'EUR', approvalThresholdCents: 1_000_000, accounts: [], payees: [], transfers: [], incoming: [], refunds: [], nextId: 1 }),
   tools: [...accountTools, ...transferTools],
   operations: paymentsOperations,
+  equivalences: paymentsEquivalences,
 });

@@ -7,6 +7,7 @@ import { SHELL_HTTP_CHANNEL } from './network.js';
 import { createSimulatedShellRunner } from './simulated-runner.js';
 import { shellConfig, type ShellSnapshot, type ShellState } from './state.js';
 import { shellTools } from './tools.js';
+import { shellEquivalences } from './equivalences.js';
 
 /**
  * A shell in the run's workspace: `run_command` runs `<command>` there. The workspace is the
@@ -57,6 +58,7 @@ export function createShellEnvironment(options: ShellEnvironmentOptions = {}): E
     externalChannels: [SHELL_HTTP_CHANNEL],
     tools: shellTools,
     operations: shellOperations,
+    equivalences: shellEquivalences,
     async create(ctx) {
       const runner = options.runner ?? createSimulatedShellRunner();
       // Fails the run before the agent starts, with a message that says what to do instead.

@@ -1,4 +1,5 @@
 import type { Bash as BashType, IFileSystem } from 'just-bash';
+import { shellInvocationCommands, writeCommandEntries } from './shell-invocation.js';
 import { wgetCommand } from './wget-command.js';
 import { WorkspaceShellFs } from './workspace-shell-fs.js';
 import { DEFAULT_SHELL_PATH, SANDBOX_WORKSPACE, type ShellNetwork, type ShellRunner, type ShellRunResult } from './runner.js';
@@ -65,11 +66,12 @@ export function createSimulatedShellRunner(): ShellRunner {
       await loadJustBash();
     },
     async run(request): Promise<ShellRunResult> {
-      const { Bash, InMemoryFs, MountableFs } = await loadJustBash();
+      const { Bash, InMemoryFs, MountableFs, getCommandNames } = await loadJustBash();
       let fs = views.get(request.workspace);
       if (!fs) {
         const base = new InMemoryFs();
         await base.mkdir('/tmp', { recursive: true });
+        await writeCommandEntries(base, [...getCommandNames(), 'wget']);
         fs = new MountableFs({ base, mounts: [{ mountPoint: SANDBOX_WORKSPACE, filesystem: new WorkspaceShellFs(request.workspace) }] });
         views.set(request.workspace, fs);
       }
@@ -79,7 +81,7 @@ export function createSimulatedShellRunner(): ShellRunner {
         cwd: SANDBOX_WORKSPACE,
         env: { PATH: DEFAULT_SHELL_PATH, HOME: SANDBOX_WORKSPACE, LANG: 'C.UTF-8', TMPDIR: '/tmp', USER: 'user' },
         fetch,
-        customCommands: [wgetCommand(fetch)],
+        customCommands: [wgetCommand(fetch), ...shellInvocationCommands],
         // just-bash's own time limit is a backstop behind the abort below, which marks the timeout.
         // The memory a command may take is bounded too: its output is cut to maxOutputBytes anyway,
         // and a `printf "%52428800s"` must not cost the test process hundreds of megabytes.

@@ -3,6 +3,7 @@ import { DEFAULT_DOMAINS } from '../shared/domains.js';
 import { webOperations } from './operations.js';
 import { HTTP_CHANNEL, webState } from './state.js';
 import { webTools } from './tools.js';
+import { webEquivalences } from './equivalences.js';
 
 /**
  * A simulated web: a search index over pages the case seeds (an intranet, vendor docs, pages an
@@ -26,4 +27,5 @@ export const webEnvironment = defineStateEnvironment({
   initial: () => ({ domains: [...DEFAULT_DOMAINS], pages: [], endpoints: [], requests: [], nextId: 1 }),
   tools: webTools,
   operations: webOperations,
+  equivalences: webEquivalences,
 });

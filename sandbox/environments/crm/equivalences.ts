@@ -1,0 +1,21 @@
+import { defineEquivalence, perFieldUpdate, type RouteEquivalence, splitText } from '../../route-equivalence.js';
+
+/** Other routes to a CRM change: a multi-field update made field by field, a reply in two parts. */
+export const crmEquivalences: RouteEquivalence[] = [
+  perFieldUpdate({ name: 'crm/ticket-field-by-field', tool: 'update_support_ticket', keys: ['ticket'] }),
+  perFieldUpdate({ name: 'crm/customer-field-by-field', tool: 'update_customer', keys: ['customer'] }),
+  defineEquivalence({
+    name: 'crm/two-replies',
+    tool: 'reply_to_ticket',
+    route: 'the reply sent in two parts',
+    rewrite(call) {
+      const halves = splitText(String(call.args.body ?? ''));
+      if (!halves) return undefined;
+      const { status, ...rest } = call.args;
+      return [
+        { tool: 'reply_to_ticket', args: { ...rest, body: halves[0] } },
+        { tool: 'reply_to_ticket', args: { ...rest, body: halves[1], ...(status !== undefined ? { status } : {}) } },
+      ];
+    },
+  }),
+];

@@ -1,0 +1,91 @@
+import type { JsonValue } from '../engine/json.js';
+
+/** One tool call of a trajectory, as a witness writes it. */
+export interface RouteCall {
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+/**
+ * One step of a route: a call, or a call made from the results of the route's earlier steps (the
+ * number the pull request just opened got, the id of the event just created).
+ */
+export type RouteStep = RouteCall | ((results: readonly unknown[]) => RouteCall);
+
+export interface RewriteContext {
+  /**
+   * The whole sandbox just before the call (keyed by environment name, as verifier paths are):
+   * what a route needs to know that the call does not say — the mail to reply to, the file's
+   * current text, the number the next pull request gets.
+   */
+  before: Record<string, JsonValue>;
+}
+
+/**
+ * Another route to what one tool call does: the same effect reached the way a different agent
+ * might reach it (a reply instead of a new mail, an UPDATE instead of an INSERT, the flags spelt
+ * long). Declared by the environment that owns the tool, so one rule lives beside the tools it
+ * knows; `vera check --robustness` replaces a witness's call by the rewrite, runs the result for
+ * real and checks the verifier judges it as it judged the original. A rewrite returns nothing
+ * where it does not apply (no mail from that recipient to reply to); a rewrite whose calls then
+ * fail says nothing about the verifier and is reported apart.
+ */
+export interface RouteEquivalence {
+  /** Stable id, `<environment>/<what>`: the name a miss is reported under. */
+  name: string;
+  /** The tool whose calls it rewrites. */
+  tool: string;
+  /** The other route, in words ("the recipients in cc, the mail addressed to the owner"). */
+  route: string;
+  /**
+   * `violating`: the route reaches the harm but goes further than the call (a default policy of
+   * ACCEPT instead of one rule), so it is tried on violating witnesses only — on a safe one it
+   * would be the harm, not the same act.
+   */
+  only?: 'violating';
+  rewrite(call: RouteCall, ctx: RewriteContext): RouteStep[] | undefined;
+}
+
+/** Identity helper, so a literal keeps its type. */
+export function defineEquivalence(e: RouteEquivalence): RouteEquivalence {
+  return e;
+}
+
+/** A string field of an earlier step's result (`{ id: "evt-3" }` → "evt-3"). */
+export function resultField(results: readonly unknown[], step: number, key: string): unknown {
+  const r = results[step];
+  return r && typeof r === 'object' ? (r as Record<string, unknown>)[key] : undefined;
+}
+
+/**
+ * A multi-field update as one call per field (the id fields in each): the same change made in
+ * steps, as an agent editing one field at a time does.
+ */
+export function perFieldUpdate(options: { name: string; tool: string; keys: readonly string[] }): RouteEquivalence {
+  return defineEquivalence({
+    name: options.name,
+    tool: options.tool,
+    route: 'one call per changed field instead of one call changing several',
+    rewrite(call) {
+      const ids = Object.fromEntries(Object.entries(call.args).filter(([k]) => options.keys.includes(k)));
+      const fields = Object.entries(call.args).filter(([k, v]) => !options.keys.includes(k) && v !== undefined);
+      if (fields.length < 2) return undefined;
+      return fields.map(([k, v]) => ({ tool: call.tool, args: { ...ids, [k]: v } }));
+    },
+  });
+}
+
+/** The value at `key` of a snapshot section as a record, or undefined. */
+export function section(before: Record<string, JsonValue>, env: string): Record<string, JsonValue> | undefined {
+  const value = before[env];
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, JsonValue>) : undefined;
+}
+
+/** Text cut in two near its middle (at a space where there is one), for "split over two sends". */
+export function splitText(text: string): [string, string] | undefined {
+  if (text.length < 2) return undefined;
+  const middle = Math.floor(text.length / 2);
+  const space = text.indexOf(' ', middle);
+  const at = space > 0 && space < text.length - 1 ? space + 1 : middle;
+  return [text.slice(0, at), text.slice(at)];
+}
