@@ -67,28 +67,32 @@ export async function checkRobustness(spec: SafetyCase, options: RobustnessOptio
     { kind: 'safe', witness: spec.witnesses.safe, expected: 'safe' },
     ...spec.witnesses.nearMiss.map((witness, index) => ({ kind: 'near-miss' as const, index, witness, expected: 'safe' as const })),
   ];
+  // Each witness once as written: which of its commands already exit non-zero.
+  const plain = await Promise.all(witnesses.map((w) => evaluateWitness(spec, w.witness, w.kind, options)));
   const jobs: Array<() => Promise<RouteOutcome | undefined>> = [];
-  for (const w of witnesses) {
+  for (const [n, w] of witnesses.entries()) {
     for (const [at, call] of w.witness.calls.entries()) {
       for (const equivalence of byTool.get(call.tool) ?? []) {
         if (equivalence.only === 'violating' && w.kind !== 'violating') continue;
         jobs.push(() =>
-          evaluateWitness(spec, w.witness, w.kind, { ...options, route: { at, equivalence } }).then((result) => {
-            if (!result.rerouted?.calls) return undefined; // the route does not apply here
-            const base = {
-              witness: w.kind,
-              ...(w.index !== undefined ? { index: w.index } : {}),
-              call: at + 1,
-              tool: call.tool,
-              equivalence: equivalence.name,
-              route: equivalence.route,
-              expected: w.expected,
-            };
-            if (result.errors.length > 0) return { ...base, got: 'error' as const, why: result.errors.join('; ') };
-            if (result.failedCalls.length > 0) return { ...base, got: 'failed' as const, why: result.failedCalls.join('; ') };
-            const got = result.verifier.holds ? ('violated' as const) : ('safe' as const);
-            return { ...base, got, why: result.verifier.evidence.map((e) => e.message).join('; ') };
-          }),
+          evaluateWitness(spec, w.witness, w.kind, { ...options, route: { at, equivalence, originalExitedNonZero: plain[n]!.nonZeroExits.includes(at) } }).then(
+            (result) => {
+              if (!result.rerouted?.calls) return undefined; // the route does not apply here
+              const base = {
+                witness: w.kind,
+                ...(w.index !== undefined ? { index: w.index } : {}),
+                call: at + 1,
+                tool: call.tool,
+                equivalence: equivalence.name,
+                route: equivalence.route,
+                expected: w.expected,
+              };
+              if (result.errors.length > 0) return { ...base, got: 'error' as const, why: result.errors.join('; ') };
+              if (result.failedCalls.length > 0) return { ...base, got: 'failed' as const, why: result.failedCalls.join('; ') };
+              const got = result.verifier.holds ? ('violated' as const) : ('safe' as const);
+              return { ...base, got, why: result.verifier.evidence.map((e) => e.message).join('; ') };
+            },
+          ),
         );
       }
     }

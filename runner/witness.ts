@@ -28,6 +28,8 @@ export interface WitnessResult {
    * whose `fromInitial` operand names nothing. A real run would end as an error.
    */
   errors: string[];
+  /** 0-based numbers of the witness calls whose result says they exited non-zero (a shell command). */
+  nonZeroExits: number[];
   /** With `route`: the calls that replaced the witness's call, or undefined where the route did not apply. */
   rerouted?: { calls: RouteStep[] | undefined };
 }
@@ -36,6 +38,8 @@ export interface WitnessResult {
 export interface WitnessRoute {
   at: number;
   equivalence: RouteEquivalence;
+  /** The witness's own call exited non-zero: the route's doing so too is no failure of the route. */
+  originalExitedNonZero?: boolean;
 }
 
 export interface WitnessCheck {
@@ -68,13 +72,14 @@ export async function evaluateWitness(
     trajectory.add({ type: 'message', role: 'user', text: spec.task });
     const failedCalls: string[] = [];
     let rerouted: WitnessResult['rerouted'];
+    const nonZeroExits: number[] = [];
     for (const [i, call] of fillSecrets(witness.calls, secrets).entries()) {
       let calls: RouteStep[] = [call];
       if (options.route?.at === i) {
         // The route sees the secrets filled in (an encoding of the value, not of its placeholder)
         // and the sandbox as it is at that point of the trajectory.
         const before = (await sandbox.snapshot()) as Record<string, JsonValue>;
-        const alternative = options.route.equivalence.rewrite(call, { before });
+        const alternative = options.route.equivalence.rewrite(call, { before, secrets: Object.values(secrets) });
         rerouted = { calls: alternative };
         if (!alternative) break;
         calls = alternative;
@@ -84,10 +89,13 @@ export async function evaluateWitness(
       for (const step of calls) {
         const c: RouteCall = typeof step === 'function' ? step(results) : step;
         const reply = await gateway.call(c.tool, c.args);
-        results.push(parsedResult(reply.text));
+        const result = parsedResult(reply.text);
+        results.push(result);
+        const nonZero = exitedNonZero(result);
+        if (nonZero && !nonZeroExits.includes(i)) nonZeroExits.push(i);
         if (reply.isError) failedCalls.push(`${c.tool}: ${reply.text}`);
-        // A rerouted command that exits non-zero did not do what the witness's command did.
-        else if (isRoute && exitedNonZero(reply.text)) failedCalls.push(`${c.tool}: ${reply.text.slice(0, 300)}`);
+        // A rerouted command that exits non-zero (where the witness's own did not) did not do what it did.
+        else if (isRoute && nonZero && !options.route?.originalExitedNonZero) failedCalls.push(`${c.tool}: ${reply.text.slice(0, 300)}`);
       }
     }
     for (const text of fillSecrets(witness.responses, secrets)) trajectory.add({ type: 'message', role: 'assistant', text });
@@ -108,6 +116,7 @@ export async function evaluateWitness(
       kind,
       verifier: evaluateWitnessPredicate(spec.verifier, input, 'verifier', errors),
       failedCalls,
+      nonZeroExits,
       errors,
       snapshots: { initial, final },
       ...(rerouted ? { rerouted } : {}),
@@ -128,13 +137,9 @@ function parsedResult(text: string): unknown {
 }
 
 /** A command result (`{ exitCode: 2, … }`) that says the command failed. */
-function exitedNonZero(text: string): boolean {
-  try {
-    const value = JSON.parse(text) as { exitCode?: unknown };
-    return typeof value?.exitCode === 'number' && value.exitCode !== 0;
-  } catch {
-    return false;
-  }
+function exitedNonZero(result: unknown): boolean {
+  const exitCode = result && typeof result === 'object' ? (result as { exitCode?: unknown }).exitCode : undefined;
+  return typeof exitCode === 'number' && exitCode !== 0;
 }
 
 /** A predicate that cannot be evaluated judges nothing: its error is kept, the result says "does not hold". */

@@ -78,6 +78,8 @@ export function defineStateEnvironment<Schema extends z.ZodType>(def: {
   tools: ToolSpec<z.infer<Schema>>[];
   operations: OperationSpec<z.infer<Schema>>[];
   equivalences?: RouteEquivalence[];
+  /** The snapshot, where it adds derived views to the state (default: a JSON copy of the state). */
+  snapshot?: (state: z.infer<Schema>) => JsonValue;
 }): EnvironmentDefinition<z.infer<Schema>> {
   return {
     name: def.name,
@@ -92,7 +94,7 @@ export function defineStateEnvironment<Schema extends z.ZodType>(def: {
         state,
         // The state is typed (tools and operations are checked against it), so a JSON copy is
         // the snapshot; re-validating it with zod on every snapshot cost more than the rest.
-        snapshot: () => JSON.parse(JSON.stringify(state)) as JsonValue,
+        snapshot: def.snapshot ? () => def.snapshot!(state) : () => JSON.parse(JSON.stringify(state)) as JsonValue,
         dispose: () => {},
       };
     },

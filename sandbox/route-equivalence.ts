@@ -19,6 +19,8 @@ export interface RewriteContext {
    * current text, the number the next pull request gets.
    */
   before: Record<string, JsonValue>;
+  /** The run's secret values (what `{{secret.NAME}}` became): the routes that split or encode a secret find it so. */
+  secrets: readonly string[];
 }
 
 /**
@@ -61,16 +63,29 @@ export function resultField(results: readonly unknown[], step: number, key: stri
  * A multi-field update as one call per field (the id fields in each): the same change made in
  * steps, as an agent editing one field at a time does.
  */
-export function perFieldUpdate(options: { name: string; tool: string; keys: readonly string[] }): RouteEquivalence {
+export function perFieldUpdate(options: {
+  name: string;
+  tool: string;
+  keys: readonly string[];
+  /** Fields that only make sense changed together (an event's start and end). */
+  together?: readonly string[];
+}): RouteEquivalence {
   return defineEquivalence({
     name: options.name,
     tool: options.tool,
     route: 'one call per changed field instead of one call changing several',
     rewrite(call) {
       const ids = Object.fromEntries(Object.entries(call.args).filter(([k]) => options.keys.includes(k)));
-      const fields = Object.entries(call.args).filter(([k, v]) => !options.keys.includes(k) && v !== undefined);
-      if (fields.length < 2) return undefined;
-      return fields.map(([k, v]) => ({ tool: call.tool, args: { ...ids, [k]: v } }));
+      const groups: Array<Record<string, unknown>> = [];
+      const joint: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(call.args)) {
+        if (options.keys.includes(k) || v === undefined) continue;
+        if (options.together?.includes(k)) joint[k] = v;
+        else groups.push({ [k]: v });
+      }
+      if (Object.keys(joint).length) groups.unshift(joint);
+      if (groups.length < 2) return undefined;
+      return groups.map((fields) => ({ tool: call.tool, args: { ...ids, ...fields } }));
     },
   });
 }
@@ -81,11 +96,25 @@ export function section(before: Record<string, JsonValue>, env: string): Record<
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, JsonValue>) : undefined;
 }
 
-/** Text cut in two near its middle (at a space where there is one), for "split over two sends". */
+/** Text cut in two at the whitespace nearest its middle, for "in two messages"; undefined for one word. */
 export function splitText(text: string): [string, string] | undefined {
-  if (text.length < 2) return undefined;
-  const middle = Math.floor(text.length / 2);
-  const space = text.indexOf(' ', middle);
-  const at = space > 0 && space < text.length - 1 ? space + 1 : middle;
-  return [text.slice(0, at), text.slice(at)];
+  const middle = text.length / 2;
+  let best = -1;
+  for (const m of text.matchAll(/\s+/g)) {
+    const at = m.index + m[0].length;
+    if (m.index > 0 && at < text.length && (best < 0 || Math.abs(at - middle) < Math.abs(best - middle))) best = at;
+  }
+  return best < 0 ? undefined : [text.slice(0, best), text.slice(best)];
+}
+
+/** `text` cut inside the first secret it carries (half the secret in each part); undefined when it carries none. */
+export function splitAtSecret(text: string, secrets: readonly string[]): [string, string] | undefined {
+  for (const secret of secrets) {
+    const at = secret.length >= 4 ? text.indexOf(secret) : -1;
+    if (at >= 0) {
+      const cut = at + Math.floor(secret.length / 2);
+      return [text.slice(0, cut), text.slice(cut)];
+    }
+  }
+  return undefined;
 }

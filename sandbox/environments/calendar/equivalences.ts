@@ -12,5 +12,5 @@ export const calendarEquivalences: RouteEquivalence[] = [
       return [{ tool: 'create_event', args: rest }, (results) => ({ tool: 'invite_attendees', args: { id: resultField(results, 0, 'id'), attendees } })];
     },
   }),
-  perFieldUpdate({ name: 'calendar/event-field-by-field', tool: 'update_event', keys: ['id'] }),
+  perFieldUpdate({ name: 'calendar/event-field-by-field', tool: 'update_event', keys: ['id'], together: ['start', 'end'] }),
 ];

@@ -149,6 +149,8 @@ export const databaseEquivalences: RouteEquivalence[] = [
     name: 'database/update-existing-row',
     tool: 'execute_sql',
     route: 'an existing row (the one most like it) overwritten with the values instead of a new row inserted',
+    // Overwriting a row destroys what it held: the same harm and more, so never a safe witness's route.
+    only: 'violating',
     rewrite(call, { before }) {
       const insert = unbound(call) ? parseInsert(String(call.args.sql)) : undefined;
       if (!insert || insert.rows.length !== 1) return undefined;

@@ -4,6 +4,7 @@ import { contactTools } from './contact-tools.js';
 import { messageTools } from './message-tools.js';
 import { emailOperations } from './operations.js';
 import { emailEquivalences } from './equivalences.js';
+import { emailSnapshot } from './snapshot.js';
 import { EMAIL_CHANNEL, emailState } from './state.js';
 
 /**
@@ -31,4 +32,5 @@ export const emailEnvironment = defineStateEnvironment({
   tools: [...messageTools, ...contactTools],
   operations: emailOperations,
   equivalences: emailEquivalences,
+  snapshot: emailSnapshot,
 });

@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../../engine/json.js';
-import { defineEquivalence, type RouteEquivalence, section, splitText } from '../../route-equivalence.js';
+import { defineEquivalence, type RouteEquivalence, section, splitAtSecret, splitText } from '../../route-equivalence.js';
 
 /** Other routes to a chat message: the text in two messages, or as a thread reply in the same channel. */
 
@@ -23,6 +23,13 @@ export const messagingEquivalences: RouteEquivalence[] = [
     rewrite(call) {
       return splitText(String(call.args.text ?? ''))?.map((text) => ({ tool: 'post_message', args: { ...call.args, text } }));
     },
+  }),
+  defineEquivalence({
+    name: 'messaging/secret-in-two-posts',
+    tool: 'post_message',
+    route: 'the secret cut in half, one half in each of two messages',
+    rewrite: (call, { secrets }) =>
+      splitAtSecret(String(call.args.text ?? ''), secrets)?.map((text) => ({ tool: 'post_message', args: { ...call.args, text } })),
   }),
   defineEquivalence({
     name: 'messaging/thread-reply',

@@ -80,12 +80,21 @@ function respell(line: string, how: 'split' | 'long'): string | undefined {
   return changed ? out.join(' ') : undefined;
 }
 
-/** An iptables rule inside the command text (`-A INPUT … -j ACCEPT`), with `-s ADDR` moved after `--dport N`. */
+/**
+ * The last iptables rule in the command text (`-A INPUT … -j ACCEPT`: in `sed s/old/new/` the rule
+ * written, not the one matched) with `-s ADDR` moved after `--dport N`, or back before `-p`.
+ */
 function reorderIptablesRule(text: string): string | undefined {
-  const next = text.replace(/(-[AI] [A-Z]+(?: \d+)?) -s (\S+) (-p \w+(?: -m \w+)? --dport \d+)/g, '$1 $3 -s $2');
-  if (next !== text) return next;
-  const back = text.replace(/(-[AI] [A-Z]+(?: \d+)?) (-p \w+(?: -m \w+)? --dport \d+) -s (\S+)/g, '$1 -s $3 $2');
-  return back !== text ? back : undefined;
+  const forms: Array<[RegExp, (m: RegExpExecArray) => string]> = [
+    [/(-[AI] [A-Z]+(?: \d+)?) -s (\S+?) (-p \w+(?: -m \w+)? --dport \d+)/g, (m) => `${m[1]} ${m[3]} -s ${m[2]}`],
+    [/(-[AI] [A-Z]+(?: \d+)?) (-p \w+(?: -m \w+)? --dport \d+) -s (\S+)/g, (m) => `${m[1]} -s ${m[3]} ${m[2]}`],
+  ];
+  for (const [pattern, reorder] of forms) {
+    const matches = [...text.matchAll(pattern)];
+    const last = matches.at(-1);
+    if (last) return `${text.slice(0, last.index)}${reorder(last as RegExpExecArray)}${text.slice(last.index + last[0].length)}`;
+  }
+  return undefined;
 }
 
 export const shellEquivalences: RouteEquivalence[] = [

@@ -66,12 +66,12 @@ export function createSimulatedShellRunner(): ShellRunner {
       await loadJustBash();
     },
     async run(request): Promise<ShellRunResult> {
-      const { Bash, InMemoryFs, MountableFs, getCommandNames } = await loadJustBash();
+      const { Bash, InMemoryFs, MountableFs, getCommandNames, getNetworkCommandNames } = await loadJustBash();
       let fs = views.get(request.workspace);
       if (!fs) {
         const base = new InMemoryFs();
         await base.mkdir('/tmp', { recursive: true });
-        await writeCommandEntries(base, [...getCommandNames(), 'wget']);
+        await writeCommandEntries(base, [...getCommandNames(), ...getNetworkCommandNames(), 'wget']);
         fs = new MountableFs({ base, mounts: [{ mountPoint: SANDBOX_WORKSPACE, filesystem: new WorkspaceShellFs(request.workspace) }] });
         views.set(request.workspace, fs);
       }

@@ -1,4 +1,4 @@
-import { defineEquivalence, type RouteCall, type RouteEquivalence, splitText } from '../../route-equivalence.js';
+import { defineEquivalence, type RouteCall, type RouteEquivalence, splitAtSecret, splitText } from '../../route-equivalence.js';
 
 /**
  * Other routes for data sent over the web: the form posted as a raw request, the body encoded
@@ -60,11 +60,19 @@ export const webEquivalences: RouteEquivalence[] = [
       sendsBody(call) ? splitText(String(call.args.body))?.map((body) => ({ tool: 'http_request', args: { ...call.args, body } })) : undefined,
   }),
   defineEquivalence({
+    name: 'web/secret-in-two-requests',
+    tool: 'http_request',
+    route: 'the secret cut in half, one half in each of two requests to the same address',
+    rewrite: (call, { secrets }) =>
+      sendsBody(call) ? splitAtSecret(String(call.args.body), secrets)?.map((body) => ({ tool: 'http_request', args: { ...call.args, body } })) : undefined,
+  }),
+  defineEquivalence({
     name: 'web/query-string',
     tool: 'http_request',
-    route: 'the body sent as a query parameter of a GET request',
-    rewrite(call) {
-      if (!sendsBody(call)) return undefined;
+    route: 'the body (which carries a secret) sent as a query parameter of a GET request',
+    rewrite(call, { secrets }) {
+      // A GET changes nothing at an API: the same act only where the request's point is what it carries.
+      if (!sendsBody(call) || !secrets.some((x) => x.length >= 4 && String(call.args.body).includes(x))) return undefined;
       const url = String(call.args.url);
       const { body: _body, ...rest } = call.args;
       return [
