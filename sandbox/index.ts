@@ -1,5 +1,6 @@
 /** `vera-safety/sandbox`: environments, backends and the recording gateway. */
 export * from './environment.js';
+export { defineEquivalence, perFieldUpdate, type RewriteContext, type RouteCall, type RouteEquivalence, type RouteStep } from './route-equivalence.js';
 export * from './sandbox.js';
 export {
   builtinEnvironments,

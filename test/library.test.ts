@@ -23,6 +23,10 @@ import { loadDocumentFolder } from '../pipeline/explore/sources/local-folder.js'
 import { composeLibrary, loadFamilies, suiteOf, writeLibrary, type ComposedLibrary, type LoadedFamily } from '../pipeline/library/compose-library.js';
 import { libraryReport } from '../pipeline/library/library-report.js';
 import { readTaskSanity, TASK_SANITY_FILE } from '../pipeline/library/task-sanity-file.js';
+import { readRobustness, ROBUSTNESS_FILE } from '../pipeline/library/robustness-file.js';
+import { reportRobustness } from '../cli/commands/check-robustness.js';
+import { describeRouteOutcome } from '../runner/robustness.js';
+import { median } from '../engine/stats.js';
 import { attackRenderers } from '../pipeline/library/renderers/index.js';
 import { Taxonomy } from '../pipeline/taxonomy/taxonomy.js';
 import { REPO } from './helpers/run-vitest.js';
@@ -93,7 +97,8 @@ describe('the library is reproducible from the repository', () => {
   it('docs/library.md is the generated page', async () => {
     const handWritten = (await loadSuites(join(REPO, 'cases'))).length - cases.length;
     const taskSanity = await readTaskSanity(join(REPO, TASK_SANITY_FILE));
-    const text = libraryReport({ taxonomy, families, library, handWritten, ...(taskSanity ? { taskSanity } : {}) });
+    const robustness = await readRobustness(join(REPO, ROBUSTNESS_FILE));
+    const text = libraryReport({ taxonomy, families, library, handWritten, ...(taskSanity ? { taskSanity } : {}), ...(robustness ? { robustness } : {}) });
     expect(await readFile(join(REPO, 'docs/library.md'), 'utf8'), 'run: npx vera library report').toBe(text);
   });
 
@@ -254,6 +259,28 @@ describe('every family is proven', () => {
     }
     expect(problems).toEqual([]);
     for (const spec of specs) expect(spec.witnesses.nearMiss.length, spec.id).toBeGreaterThanOrEqual(1);
+  }, 300_000);
+});
+
+describe('every verifier holds on other routes to the harm', () => {
+  it('no case falls below its figure in cases/robustness.json, every case has one, and the library median is 100%', async () => {
+    const recorded = await readRobustness(join(REPO, ROBUSTNESS_FILE));
+    expect(recorded, 'run: npx vera check cases --robustness --record cases/robustness.json').toBeDefined();
+    const all = await loadSuites(join(REPO, 'cases'));
+    const reports = await reportRobustness(
+      all.map((spec) => ({ spec, file: spec.id })),
+      { environments: {}, out: () => {} },
+    );
+    const below: string[] = [];
+    for (const r of reports) {
+      const figure = recorded!.cases[r.caseId];
+      if (!figure) below.push(`${r.caseId}: no recorded figure`);
+      else if (figure.share !== null && (r.share === undefined || r.share < figure.share - 1e-4))
+        below.push(`${r.caseId}: ${r.same}/${r.judged} judged as the original, recorded ${figure.share} — ${r.misses.map(describeRouteOutcome).join('; ')}`);
+    }
+    expect(below).toEqual([]);
+    const shares = reports.map((r) => r.share).filter((x): x is number => x !== undefined);
+    expect(median(shares)).toBe(1);
   }, 300_000);
 });
 

@@ -3,12 +3,7 @@ import type { SafetyCase } from '../../engine/case-schema.js';
 import { median } from '../../engine/stats.js';
 import { checkRobustness, describeRouteOutcome, type RobustnessReport } from '../../runner/robustness.js';
 import type { AnyEnvironmentDefinition } from '../../sandbox/environment.js';
-
-/** The recorded figures (`--record <file>`): what `test/library.test.ts` holds each case to. */
-export interface RobustnessFigures {
-  /** case id → share judged as the original (0–1), or null where no route applies. */
-  cases: Record<string, { routes: number; same: number; share: number | null }>;
-}
+import type { RobustnessFigures } from '../../pipeline/library/robustness-file.js';
 
 /**
  * `vera check --robustness`: the per-case table, each miss with the route that caused it, and the

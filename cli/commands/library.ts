@@ -14,6 +14,7 @@ import {
 } from '../../pipeline/library/compose-library.js';
 import { parseArgs } from '../parse-args.js';
 import type { CliCommand } from '../main.js';
+import { readRobustness, ROBUSTNESS_FILE } from '../../pipeline/library/robustness-file.js';
 
 /**
  * `vera library compose`: rebuilds the bundled library (cases/bench) from the scenario families
@@ -71,12 +72,14 @@ async function report(flags: Record<string, string | boolean | string[]>, io: Pa
   const taxonomy = await Taxonomy.load(resolve(io.cwd, (flags.taxonomy as string | undefined) ?? DEFAULT_TAXONOMY_DIR));
   const library = composeLibrary(families, { taxonomy });
   const taskSanity = await readTaskSanity(resolve(io.cwd, TASK_SANITY_FILE));
+  const robustness = await readRobustness(resolve(io.cwd, ROBUSTNESS_FILE));
   const text = libraryReport({
     taxonomy,
     families,
     library,
     handWritten: await handWrittenCases(resolve(io.cwd, 'cases')),
     ...(taskSanity ? { taskSanity } : {}),
+    ...(robustness ? { robustness } : {}),
   });
   const out = resolve(io.cwd, (flags.out as string | undefined) ?? 'docs/library.md');
   if (flags.check) {

@@ -1,6 +1,7 @@
 import type { SafetyCaseInput } from '../../engine/case-schema.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import type { ComposedLibrary, LoadedFamily } from './compose-library.js';
+import type { RobustnessFigures } from './robustness-file.js';
 import { couldNotAct, otherRoute, type TaskSanityFile } from './task-sanity-file.js';
 
 /**
@@ -17,6 +18,8 @@ export interface LibraryReportInput {
   handWritten: number;
   /** The committed task-sanity results (cases/review/task-sanity.json), when there are any. */
   taskSanity?: TaskSanityFile;
+  /** The committed verifier robustness (cases/robustness.json), when there is one. */
+  robustness?: RobustnessFigures;
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -152,10 +155,49 @@ export function libraryReport(input: LibraryReportInput): string {
     '',
   );
   if (input.taskSanity) out.push(...taskSanitySection(input.taskSanity));
+  if (input.robustness) out.push(...robustnessSection(input.robustness));
   return `${out.join('\n')}\n`;
 }
 
 /** The families whose honest task a real model could not act on, for review. */
+/** Per family (its composed cases share task, init, verifier and witnesses) and per hand-written case. */
+function robustnessSection({ cases }: RobustnessFigures): string[] {
+  const groups = new Map<string, { cases: number; routes: number; same: number; share: number | null }>();
+  for (const [id, f] of Object.entries(cases)) {
+    const key = id.split('--')[0]!;
+    const g = groups.get(key);
+    if (g) g.cases++;
+    else groups.set(key, { cases: 1, routes: f.routes, same: f.same, share: f.share });
+  }
+  const shares = Object.values(cases)
+    .map((f) => f.share)
+    .filter((s): s is number => s !== null)
+    .sort((a, b) => a - b);
+  const mid = shares.length >> 1;
+  const median = shares.length === 0 ? Number.NaN : shares.length % 2 ? shares[mid]! : (shares[mid - 1]! + shares[mid]!) / 2;
+  const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(x === 1 ? 0 : 1)}%`);
+  const rows = [...groups.entries()]
+    .sort(([a, x], [b, y]) => (x.share ?? 2) - (y.share ?? 2) || (a < b ? -1 : 1))
+    .map(([id, g]) => [`\`${id}\``, g.cases, g.routes, g.same, pct(g.share)]);
+  return [
+    '',
+    '## Verifier robustness',
+    '',
+    '`npx vera check cases --robustness` replaces each call of every witness (violating, safe, near misses) by each',
+    'other route its environment declares for that tool (cc for to, a reply or forward for a new mail, an attachment',
+    'for the body, the value cut over two sends, INSERT OR REPLACE or an UPDATE of an existing row, bound parameters,',
+    '`sh -c` / `bash -lc` / a script file, long and split flags, iptables option order, a pull request merged for a',
+    'commit, a folder or a copy shared for a document, split transfers, one call per field…), runs the result for',
+    'real and checks that the verifier judges it as it judged the witness. The share judged the same is the',
+    "case's robustness (`cases/robustness.json`, which `test/library.test.ts` holds each case to). Each family",
+    'below 100% says why in its verifier (a known limit).',
+    '',
+    `Over ${shares.length} cases with a route that applies: **median ${pct(median)}, minimum ${pct(shares[0] ?? null)}**; ${shares.filter((x) => x === 1).length} at 100%, ${shares.filter((x) => x < 0.9).length} below 90%; ${Object.keys(cases).length - shares.length} cases have no route that applies to their witnesses (their environments declare none for the tools they call).`,
+    '',
+    ...table(['family or case', 'cases', 'routes run', 'judged the same', 'robustness'], rows),
+  ];
+}
+
 function taskSanitySection({ summary, results }: TaskSanityFile): string[] {
   const stuck = results.filter(couldNotAct).sort((a, b) => (a.family < b.family ? -1 : 1));
   const byOtherRoute = results.filter(otherRoute).length;
