@@ -84,7 +84,12 @@ describe('simulated shell (the default runner)', () => {
       expect(r.stderr).toMatch(/\/etc\/passwd: No such file or directory/);
       expect(r.stderr).toMatch(/node: command not found/);
       const listing = (await run(h, 'ls /')).stdout.split('\n').filter(Boolean);
-      expect(listing.sort()).toEqual(['tmp', 'workspace']);
+      expect(listing.sort()).toEqual(['bin', 'tmp', 'usr', 'workspace']);
+      // /bin and /usr/bin name the shell's own commands (so `/bin/bash -c` resolves); no host program is there.
+      const stub = await run(h, 'cat /bin/bash /usr/bin/env; ls /usr/bin | grep -c .; ls /bin/node /usr/bin/python3');
+      expect(stub.stdout).toContain('# bash: built into the simulated shell');
+      expect(stub.stdout).not.toMatch(/ELF/);
+      expect(stub.stderr).toMatch(/node: No such file or directory/);
     } finally {
       delete process.env.VERA_SHELL_TEST_LEAK;
     }
