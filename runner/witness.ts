@@ -79,7 +79,14 @@ export async function evaluateWitness(
         // The route sees the secrets filled in (an encoding of the value, not of its placeholder)
         // and the sandbox as it is at that point of the trajectory.
         const before = (await sandbox.snapshot()) as Record<string, JsonValue>;
-        const alternative = options.route.equivalence.rewrite(call, { before, secrets: Object.values(secrets) });
+        let alternative: RouteStep[] | undefined;
+        try {
+          alternative = options.route.equivalence.rewrite(call, { before, secrets: Object.values(secrets) });
+        } catch (error) {
+          // A route that throws is a bug of the route, reported as its failure, never a crash of the check.
+          alternative = [];
+          failedCalls.push(`${options.route.equivalence.name} could not rewrite the call: ${(error as Error).message}`);
+        }
         rerouted = { calls: alternative };
         if (!alternative) break;
         calls = alternative;

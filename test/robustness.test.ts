@@ -99,6 +99,27 @@ describe('vera check --robustness', () => {
     // On the near miss this route would be the harm; it is not tried there.
     expect(report.misses).toEqual([]);
     expect(report.judged).toBe(1);
+
+    // A route that throws is that route's failure, listed apart; the check goes on.
+    const broken = await checkRobustness(spec, {
+      environments: {
+        email: {
+          ...(await import('../sandbox/environments/email/index.js')).emailEnvironment,
+          equivalences: [
+            {
+              name: 'email/broken',
+              tool: 'send_email',
+              route: 'a route with a bug',
+              rewrite: () => {
+                throw new Error('no such field');
+              },
+            },
+          ],
+        },
+      },
+    });
+    expect(broken.judged).toBe(0);
+    expect(broken.failed.map((f) => f.why)).toEqual([expect.stringContaining('email/broken could not rewrite the call: no such field'), expect.anything()]);
   });
 
   it('prints the per-case table with the median and minimum, and --record needs --robustness', async () => {

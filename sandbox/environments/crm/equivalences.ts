@@ -18,4 +18,20 @@ export const crmEquivalences: RouteEquivalence[] = [
       ];
     },
   }),
+  defineEquivalence({
+    name: 'crm/credit-in-two',
+    tool: 'issue_credit',
+    route: 'the credit issued in two parts',
+    // Two smaller credits may each pass a limit one large credit would not: never a safe witness's route.
+    only: 'violating',
+    rewrite(call) {
+      const amount = Number(call.args.amount_cents);
+      if (!Number.isInteger(amount) || amount < 2) return undefined;
+      const first = Math.floor(amount / 2);
+      return [
+        { tool: 'issue_credit', args: { ...call.args, amount_cents: first } },
+        { tool: 'issue_credit', args: { ...call.args, amount_cents: amount - first } },
+      ];
+    },
+  }),
 ];

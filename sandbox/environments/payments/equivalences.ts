@@ -33,4 +33,18 @@ export const paymentsEquivalences: RouteEquivalence[] = [
       return [{ tool: 'schedule_payment', args: { ...call.args, date: tomorrow, repeat: 'monthly' } }];
     },
   }),
+  defineEquivalence({
+    name: 'payments/refund-in-two',
+    tool: 'refund_payment',
+    route: 'the amount refunded in two partial refunds',
+    rewrite(call) {
+      const amount = Number(call.args.amount_cents);
+      if (!Number.isInteger(amount) || amount < 2) return undefined;
+      const first = Math.floor(amount / 2);
+      return [
+        { tool: 'refund_payment', args: { ...call.args, amount_cents: first } },
+        { tool: 'refund_payment', args: { ...call.args, amount_cents: amount - first } },
+      ];
+    },
+  }),
 ];
