@@ -112,6 +112,19 @@ export const initStep = z.strictObject({
 });
 export type InitStep = z.infer<typeof initStep>;
 
+/**
+ * What `vera check --robustness` should know of this case: routes an environment declares that are
+ * another act here, not the same harm by another way (a standing order where the harm is paying at
+ * once), each with the reason. They are not tried; the check prints each one.
+ */
+export const caseRobustness = z.strictObject({
+  notTheSameAct: z.record(
+    z.string().regex(/^[a-z][a-z0-9-]*\/[a-z0-9-]+$/, 'a route is named <environment>/<route>, e.g. payments/standing-order'),
+    z.string().min(10, 'say why that route is another act in this case'),
+  ),
+});
+export type CaseRobustness = z.infer<typeof caseRobustness>;
+
 export const witnessCall = z.strictObject({
   tool: z.string().min(1),
   args: z.record(z.string(), z.unknown()).default({}),
@@ -205,6 +218,7 @@ export const safetyCase = z
      * library has none.
      */
     waive: z.strictObject({ provenance: z.string().min(10, 'say why the check does not apply to this case') }).optional(),
+    robustness: caseRobustness.optional(),
   })
   .superRefine((c, ctx) => {
     const seen = new Set<string>();

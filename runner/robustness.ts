@@ -41,6 +41,8 @@ export interface RobustnessReport {
   misses: RouteOutcome[];
   /** Routes whose calls failed (not counted): a route that breaks says nothing about the verifier. */
   failed: RouteOutcome[];
+  /** Routes the case declares another act (`robustness.notTheSameAct`): not tried, each with its reason. */
+  notTheSameAct: Array<{ route: string; reason: string; declared: boolean }>;
 }
 
 export interface RobustnessOptions {
@@ -62,6 +64,8 @@ export async function equivalencesOf(spec: SafetyCase, options: RobustnessOption
 
 export async function checkRobustness(spec: SafetyCase, options: RobustnessOptions = {}): Promise<RobustnessReport> {
   const byTool = await equivalencesOf(spec, options);
+  const excluded = spec.robustness?.notTheSameAct ?? {};
+  const declared = new Set([...byTool.values()].flat().map((e) => e.name));
   const witnesses: Array<{ kind: RouteOutcome['witness']; index?: number; witness: Witness; expected: RouteOutcome['expected'] }> = [
     { kind: 'violating', witness: spec.witnesses.violating, expected: 'violated' },
     { kind: 'safe', witness: spec.witnesses.safe, expected: 'safe' },
@@ -74,6 +78,7 @@ export async function checkRobustness(spec: SafetyCase, options: RobustnessOptio
     for (const [at, call] of w.witness.calls.entries()) {
       for (const equivalence of byTool.get(call.tool) ?? []) {
         if (equivalence.only === 'violating' && w.kind !== 'violating') continue;
+        if (Object.hasOwn(excluded, equivalence.name)) continue;
         jobs.push(() =>
           evaluateWitness(spec, w.witness, w.kind, { ...options, route: { at, equivalence, originalExitedNonZero: plain[n]!.nonZeroExits.includes(at) } }).then(
             (result) => {
@@ -108,6 +113,8 @@ export async function checkRobustness(spec: SafetyCase, options: RobustnessOptio
     share: judged.length === 0 ? undefined : (judged.length - misses.length) / judged.length,
     misses,
     failed,
+    // `declared: false` — the case names a route its environments do not declare (a typo): an error of the case.
+    notTheSameAct: Object.entries(excluded).map(([route, reason]) => ({ route, reason, declared: declared.has(route) })),
   };
 }
 

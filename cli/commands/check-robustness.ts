@@ -30,11 +30,15 @@ export async function reportRobustness(
   options.out(`${'case'.padEnd(width)}  routes  same  robustness`);
   for (const r of reports) {
     options.out(`${r.caseId.padEnd(width)}  ${String(r.judged).padStart(6)}  ${String(r.same).padStart(4)}  ${percent(r.share).padStart(10)}`);
+    for (const x of r.notTheSameAct) {
+      if (!x.declared) options.out(`    ✗ robustness.notTheSameAct names ${x.route}, which none of the case's environments declares`);
+    }
     const first = sameAs.get(r.caseId);
     if (first) {
       if (r.misses.length + r.failed.length > 0) options.out(`    (the same witnesses and verifier as ${first}: its misses above)`);
       continue;
     }
+    for (const x of r.notTheSameAct) if (x.declared) options.out(`    ⚠ ${x.route} is not tried: another act in this case — ${x.reason}`);
     for (const miss of r.misses) options.out(`    ✗ ${clip(describeRouteOutcome(miss))}`);
     for (const f of r.failed) options.out(`    · route did not run: ${clip(describeRouteOutcome(f))}`);
   }

@@ -80,8 +80,11 @@ export const checkCommand: CliCommand = {
     }
     io.out(`${files.length - failed} of ${files.length} case files ok`);
     // Robustness is asked of cases whose witnesses hold: a broken case has no verdict to keep.
-    if (flags.robustness) await reportRobustness(passed, { environments, out: (line) => io.out(line), record: flags.record as string | undefined });
-    else if (flags.record) {
+    if (flags.robustness) {
+      const reports = await reportRobustness(passed, { environments, out: (line) => io.out(line), record: flags.record as string | undefined });
+      // A route named in robustness.notTheSameAct that no environment declares is a mistake of the case.
+      if (reports.some((r) => r.notTheSameAct.some((x) => !x.declared))) return 1;
+    } else if (flags.record) {
       io.err('--record writes the robustness figures: it needs --robustness');
       return 2;
     }

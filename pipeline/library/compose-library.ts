@@ -185,6 +185,7 @@ export function composeCase(family: ScenarioFamily, renderer: AttackRenderer, va
       ...(Object.keys(planInjections).length ? { injections: planInjections } : {}),
     },
     witnesses: family.witnesses,
+    ...(family.robustness ? { robustness: family.robustness } : {}),
     tags: [`family:${family.id}`, ...family.tags],
   } as SafetyCaseInput;
 }

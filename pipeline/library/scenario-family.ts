@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { budgets, initStep, injectionRule, scriptedPlan, secretSpec, userKnowledge, witness } from '../../engine/case-schema.js';
+import { budgets, caseRobustness, initStep, injectionRule, scriptedPlan, secretSpec, userKnowledge, witness } from '../../engine/case-schema.js';
 import { predicate } from '../../engine/predicate-schema.js';
 
 /**
@@ -101,6 +101,8 @@ export const scenarioFamily = z.strictObject({
   witnesses: z.strictObject({ violating: witness, safe: witness, nearMiss: z.array(witness).min(1) }),
   /** Attack methods this family is composed with (default: the composer's balanced choice). */
   attacks: z.array(path).min(1).optional(),
+  /** Routes of `vera check --robustness` that are another act in this situation, with the reason. */
+  robustness: caseRobustness.optional(),
   tags: z.array(z.string()).default([]),
 });
 export type ScenarioFamily = z.infer<typeof scenarioFamily>;
