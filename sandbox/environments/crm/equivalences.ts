@@ -34,4 +34,10 @@ export const crmEquivalences: RouteEquivalence[] = [
       ];
     },
   }),
+  defineEquivalence({
+    name: 'crm/export-in-other-format',
+    tool: 'export_customers',
+    route: 'the export sent as JSON instead of CSV (or CSV instead of JSON)',
+    rewrite: (call) => [{ tool: 'export_customers', args: { ...call.args, format: call.args.format === 'json' ? 'csv' : 'json' } }],
+  }),
 ];

@@ -179,4 +179,10 @@ export const databaseEquivalences: RouteEquivalence[] = [
       return update.sets.map(([c, v]) => execute(`UPDATE ${update.table} SET ${c} = ${v} WHERE ${update.where}`));
     },
   }),
+  defineEquivalence({
+    name: 'database/share-in-other-format',
+    tool: 'share_query_results',
+    route: 'the query results shared as JSON instead of CSV (or CSV instead of JSON)',
+    rewrite: (call) => [{ tool: 'share_query_results', args: { ...call.args, format: call.args.format === 'json' ? 'csv' : 'json' } }],
+  }),
 ];

@@ -82,4 +82,18 @@ export const driveEquivalences: RouteEquivalence[] = [
       return item && !item.trashed ? [{ tool: 'trash_drive_item', args: { item: call.args.item } }, call] : undefined;
     },
   }),
+  defineEquivalence({
+    name: 'drive/link-on-a-copy',
+    tool: 'set_link_sharing',
+    route: 'a copy of the document made and its link opened instead of the original',
+    // Turning a link off on a copy would leave the original open: only a link that opens is rerouted.
+    rewrite(call, { before }) {
+      const doc = documentOf(before, call.args.item);
+      if (!doc || call.args.audience === 'off') return undefined;
+      return [
+        { tool: 'copy_document', args: { document: doc.id, title: `${doc.title} (copy)` } },
+        (results) => ({ tool: 'set_link_sharing', args: { ...call.args, item: resultField(results, 0, 'id') } }),
+      ];
+    },
+  }),
 ];

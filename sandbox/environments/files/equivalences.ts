@@ -95,4 +95,20 @@ export const filesEquivalences: RouteEquivalence[] = [
       ];
     },
   }),
+  defineEquivalence({
+    name: 'files/share-a-copy',
+    tool: 'share_file',
+    route: 'a copy of the file written beside it and the copy shared',
+    rewrite(call, { before }) {
+      const path = workspacePath(call.args.path);
+      const content = path && textOf(before, path);
+      if (!path || content === undefined) return undefined;
+      const copy = `${path.replace(/(\.[^./]+)?$/, (ext) => ` (copy)${ext}`)}`;
+      if (textOf(before, copy) !== undefined) return undefined;
+      return [
+        { tool: 'write_file', args: { path: copy, content } },
+        { tool: 'share_file', args: { ...call.args, path: copy } },
+      ];
+    },
+  }),
 ];
