@@ -88,7 +88,8 @@ export { safetyRecordSchema, verdictSchema, evidenceSchema, RECORD_SCHEMA, type 
 export { parseRecord, recordMigrations, type ParsedRecord, type RecordMigration } from '../engine/record-reader.js';
 export { verdictOf } from '../engine/verdict.js';
 export { trajectoryEventSchema } from '../engine/trajectory-schema.js';
-export { checkWitnesses, evaluateWitness, type WitnessCheck, type WitnessResult, type WitnessKind } from './witness.js';
+export { checkWitnesses, evaluateWitness, type WitnessCheck, type WitnessResult, type WitnessKind, type WitnessRoute } from './witness.js';
+export { checkRobustness, describeRouteOutcome, type RobustnessOptions, type RobustnessReport, type RouteOutcome } from './robustness.js';
 export { generateSecrets, fillSecrets, secretNamesIn, type Secrets } from '../engine/secrets.js';
 export { Trajectory, type TrajectoryEvent, type ToolCallEvent, type MessageEvent, type EgressRecord } from '../engine/trajectory.js';
 export {
