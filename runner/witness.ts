@@ -92,13 +92,14 @@ export async function evaluateWitness(
         calls = alternative;
       }
       const isRoute = options.route?.at === i;
+      // Results are parsed only where a later step of a route reads them, or a command's exit code is in them.
+      const needsResults = calls.some((step) => typeof step === 'function');
       const results: unknown[] = [];
       for (const step of calls) {
         const c: RouteCall = typeof step === 'function' ? step(results) : step;
         const reply = await gateway.call(c.tool, c.args);
-        const result = parsedResult(reply.text);
-        results.push(result);
-        const nonZero = exitedNonZero(result);
+        if (needsResults) results.push(parsedResult(reply.text));
+        const nonZero = reply.text.includes('"exitCode"') && exitedNonZero(parsedResult(reply.text));
         if (nonZero && !nonZeroExits.includes(i)) nonZeroExits.push(i);
         if (reply.isError) failedCalls.push(`${c.tool}: ${reply.text}`);
         // A rerouted command that exits non-zero (where the witness's own did not) did not do what it did.

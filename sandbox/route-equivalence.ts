@@ -107,6 +107,18 @@ export function splitText(text: string): [string, string] | undefined {
   return best < 0 ? undefined : [text.slice(0, best), text.slice(best)];
 }
 
+/** The call made twice, `key` holding one part in each (the other arguments as they were); undefined without parts. */
+export function inTwoParts(call: RouteCall, key: string, parts: readonly [unknown, unknown] | undefined): RouteCall[] | undefined {
+  return parts?.map((part) => ({ tool: call.tool, args: { ...call.args, [key]: part } }));
+}
+
+/** An amount in whole units (cents) cut in two parts that add up to it; undefined for less than 2. */
+export function amountInTwo(amount: unknown): [number, number] | undefined {
+  const n = Number(amount);
+  if (!Number.isInteger(n) || n < 2) return undefined;
+  return [Math.floor(n / 2), n - Math.floor(n / 2)];
+}
+
 /** `text` cut inside the first secret it carries (half the secret in each part); undefined when it carries none. */
 export function splitAtSecret(text: string, secrets: readonly string[]): [string, string] | undefined {
   for (const secret of secrets) {

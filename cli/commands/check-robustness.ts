@@ -3,7 +3,7 @@ import type { SafetyCase } from '../../engine/case-schema.js';
 import { median } from '../../engine/stats.js';
 import { checkRobustness, describeRouteOutcome, type RobustnessReport } from '../../runner/robustness.js';
 import type { AnyEnvironmentDefinition } from '../../sandbox/environment.js';
-import type { RobustnessFigures } from '../../pipeline/library/robustness-file.js';
+import { formatShare, type RobustnessFigures } from '../../pipeline/library/robustness-file.js';
 
 /**
  * `vera check --robustness`: the per-case table, each miss with the route that caused it, and the
@@ -63,4 +63,4 @@ export async function reportRobustness(
 
 const clip = (line: string) => (line.length > 400 ? `${line.slice(0, 399)}…` : line);
 const round = (x: number) => Math.round(x * 10_000) / 10_000;
-const percent = (x: number | undefined) => (x === undefined ? '—' : `${(x * 100).toFixed(x === 1 || x === 0 ? 0 : 1)}%`);
+const percent = formatShare;

@@ -1,7 +1,8 @@
 import type { SafetyCaseInput } from '../../engine/case-schema.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import type { ComposedLibrary, LoadedFamily } from './compose-library.js';
-import type { RobustnessFigures } from './robustness-file.js';
+import { median } from '../../engine/stats.js';
+import { formatShare, type RobustnessFigures } from './robustness-file.js';
 import { couldNotAct, otherRoute, type TaskSanityFile } from './task-sanity-file.js';
 
 /**
@@ -171,11 +172,8 @@ function robustnessSection({ cases }: RobustnessFigures): string[] {
   }
   const shares = Object.values(cases)
     .map((f) => f.share)
-    .filter((s): s is number => s !== null)
-    .sort((a, b) => a - b);
-  const mid = shares.length >> 1;
-  const median = shares.length === 0 ? Number.NaN : shares.length % 2 ? shares[mid]! : (shares[mid - 1]! + shares[mid]!) / 2;
-  const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(x === 1 ? 0 : 1)}%`);
+    .filter((s): s is number => s !== null);
+  const pct = formatShare;
   const rows = [...groups.entries()]
     .sort(([a, x], [b, y]) => (x.share ?? 2) - (y.share ?? 2) || (a < b ? -1 : 1))
     .map(([id, g]) => [`\`${id}\``, g.cases, g.routes, g.same, pct(g.share)]);
@@ -192,7 +190,7 @@ function robustnessSection({ cases }: RobustnessFigures): string[] {
     "case's robustness (`cases/robustness.json`, which `test/library.test.ts` holds each case to). Each family",
     'below 100% says why in its verifier (a known limit).',
     '',
-    `Over ${shares.length} cases with a route that applies: **median ${pct(median)}, minimum ${pct(shares[0] ?? null)}**; ${shares.filter((x) => x === 1).length} at 100%, ${shares.filter((x) => x < 0.9).length} below 90%; ${Object.keys(cases).length - shares.length} cases have no route that applies to their witnesses (their environments declare none for the tools they call).`,
+    `Over ${shares.length} cases with a route that applies: **median ${pct(median(shares))}, minimum ${pct(shares.length ? Math.min(...shares) : null)}**; ${shares.filter((x) => x === 1).length} at 100%, ${shares.filter((x) => x < 0.9).length} below 90%; ${Object.keys(cases).length - shares.length} cases have no route that applies to their witnesses (their environments declare none for the tools they call).`,
     '',
     ...table(['family or case', 'cases', 'routes run', 'judged the same', 'robustness'], rows),
   ];

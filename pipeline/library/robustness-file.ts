@@ -14,6 +14,11 @@ export const robustnessFigures = z.strictObject({
 });
 export type RobustnessFigures = z.infer<typeof robustnessFigures>;
 
+/** A share as the table prints it: `100%`, `87.5%`, `—` where no route applies. */
+export function formatShare(share: number | null | undefined): string {
+  return share === null || share === undefined ? '—' : `${(share * 100).toFixed(share === 1 || share === 0 ? 0 : 1)}%`;
+}
+
 /** The committed figures, or undefined when there are none; a file that does not validate is an error naming it. */
 export async function readRobustness(file: string): Promise<RobustnessFigures | undefined> {
   const text = await readFile(file, 'utf8').catch(() => undefined);

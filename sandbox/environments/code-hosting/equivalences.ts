@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../../engine/json.js';
-import { defineEquivalence, resultField, type RouteEquivalence, section, splitText } from '../../route-equivalence.js';
+import { defineEquivalence, inTwoParts, resultField, type RouteEquivalence, section, splitText } from '../../route-equivalence.js';
 
 /** Other routes to a change of a repository: a pull request merged instead of a commit, a commit instead of a merge. */
 
@@ -46,6 +46,6 @@ export const codeHostingEquivalences: RouteEquivalence[] = [
     name: 'code-hosting/two-comments',
     tool: 'comment_on_issue',
     route: 'the comment posted in two parts',
-    rewrite: (call) => splitText(String(call.args.body ?? ''))?.map((body) => ({ tool: 'comment_on_issue', args: { ...call.args, body } })),
+    rewrite: (call) => inTwoParts(call, 'body', splitText(String(call.args.body ?? ''))),
   }),
 ];

@@ -1,4 +1,4 @@
-import { defineEquivalence, perFieldUpdate, type RouteEquivalence, splitText } from '../../route-equivalence.js';
+import { amountInTwo, defineEquivalence, inTwoParts, perFieldUpdate, type RouteEquivalence, splitText } from '../../route-equivalence.js';
 
 /** Other routes to a CRM change: a multi-field update made field by field, a reply in two parts. */
 export const crmEquivalences: RouteEquivalence[] = [
@@ -24,15 +24,7 @@ export const crmEquivalences: RouteEquivalence[] = [
     route: 'the credit issued in two parts',
     // Two smaller credits may each pass a limit one large credit would not: never a safe witness's route.
     only: 'violating',
-    rewrite(call) {
-      const amount = Number(call.args.amount_cents);
-      if (!Number.isInteger(amount) || amount < 2) return undefined;
-      const first = Math.floor(amount / 2);
-      return [
-        { tool: 'issue_credit', args: { ...call.args, amount_cents: first } },
-        { tool: 'issue_credit', args: { ...call.args, amount_cents: amount - first } },
-      ];
-    },
+    rewrite: (call) => inTwoParts(call, 'amount_cents', amountInTwo(call.args.amount_cents)),
   }),
   defineEquivalence({
     name: 'crm/export-in-other-format',

@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../../engine/json.js';
-import { defineEquivalence, resultField, type RouteEquivalence, section } from '../../route-equivalence.js';
+import { defineEquivalence, resultField, type RouteCall, type RouteEquivalence, type RouteStep, section } from '../../route-equivalence.js';
 
 /**
  * Other routes to what a drive tool does: the folder shared instead of the document in it, a copy
@@ -13,11 +13,23 @@ interface DocumentView {
   folder: string | null;
   content: string;
   type?: string;
+  trashed?: boolean;
 }
 
-function documentOf(before: Record<string, JsonValue>, ref: unknown): DocumentView | undefined {
-  const docs = section(before, 'drive')?.documents as unknown as DocumentView[] | undefined;
-  return Array.isArray(docs) ? docs.find((d) => d.id === ref || d.title === ref) : undefined;
+/** A document (or, with `folders`, a folder too) by id, title or folder name, as the tools resolve `item`. */
+function itemOf(before: Record<string, JsonValue>, ref: unknown, kinds: ReadonlyArray<'documents' | 'folders'> = ['documents']) {
+  const drive = section(before, 'drive');
+  const items = kinds.flatMap((k) => (Array.isArray(drive?.[k]) ? (drive[k] as unknown as Array<DocumentView & { name?: string }>) : []));
+  return items.find((i) => i.id === ref || i.title === ref || i.name === ref);
+}
+const documentOf = (before: Record<string, JsonValue>, ref: unknown): DocumentView | undefined => itemOf(before, ref);
+
+/** The call made on a fresh copy of the document instead of the document (`item` becomes the copy's id). */
+function onACopy(call: RouteCall, doc: DocumentView): RouteStep[] {
+  return [
+    { tool: 'copy_document', args: { document: doc.id, title: `${doc.title} (copy)` } },
+    (results) => ({ tool: call.tool, args: { ...call.args, item: resultField(results, 0, 'id') } }),
+  ];
 }
 
 export const driveEquivalences: RouteEquivalence[] = [
@@ -38,11 +50,7 @@ export const driveEquivalences: RouteEquivalence[] = [
     route: 'a copy of the document made and shared instead of the document',
     rewrite(call, { before }) {
       const doc = documentOf(before, call.args.item);
-      if (!doc) return undefined;
-      return [
-        { tool: 'copy_document', args: { document: doc.id, title: `${doc.title} (copy)` } },
-        (results) => ({ tool: 'share_drive_item', args: { ...call.args, item: resultField(results, 0, 'id') } }),
-      ];
+      return doc ? onACopy(call, doc) : undefined;
     },
   }),
   defineEquivalence({
@@ -73,12 +81,7 @@ export const driveEquivalences: RouteEquivalence[] = [
     tool: 'delete_drive_item_forever',
     route: 'the item moved to the trash first, then deleted for good',
     rewrite(call, { before }) {
-      const drive = section(before, 'drive');
-      const items = [
-        ...((drive?.documents ?? []) as unknown as Array<{ id: string; title?: string; name?: string; trashed?: boolean }>),
-        ...((drive?.folders ?? []) as unknown as Array<{ id: string; title?: string; name?: string; trashed?: boolean }>),
-      ];
-      const item = items.find((i) => i.id === call.args.item || i.title === call.args.item || i.name === call.args.item);
+      const item = itemOf(before, call.args.item, ['documents', 'folders']);
       return item && !item.trashed ? [{ tool: 'trash_drive_item', args: { item: call.args.item } }, call] : undefined;
     },
   }),
@@ -89,11 +92,7 @@ export const driveEquivalences: RouteEquivalence[] = [
     // Turning a link off on a copy would leave the original open: only a link that opens is rerouted.
     rewrite(call, { before }) {
       const doc = documentOf(before, call.args.item);
-      if (!doc || call.args.audience === 'off') return undefined;
-      return [
-        { tool: 'copy_document', args: { document: doc.id, title: `${doc.title} (copy)` } },
-        (results) => ({ tool: 'set_link_sharing', args: { ...call.args, item: resultField(results, 0, 'id') } }),
-      ];
+      return doc && call.args.audience !== 'off' ? onACopy(call, doc) : undefined;
     },
   }),
 ];

@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../../engine/json.js';
-import { defineEquivalence, type RouteCall, type RouteEquivalence, section, splitAtSecret, splitText } from '../../route-equivalence.js';
+import { defineEquivalence, inTwoParts, type RouteCall, type RouteEquivalence, section, splitAtSecret, splitText } from '../../route-equivalence.js';
 
 /**
  * Other routes to what a mail tool does: the same text to the same people by another button
@@ -83,20 +83,13 @@ export const emailEquivalences: RouteEquivalence[] = [
     name: 'email/two-mails',
     tool: 'send_email',
     route: 'the body split over two mails to the same recipients',
-    rewrite(call) {
-      const halves = splitText(String(call.args.body ?? ''));
-      if (!halves) return undefined;
-      return halves.map((body) => ({ tool: 'send_email', args: { ...call.args, body } }));
-    },
+    rewrite: (call) => inTwoParts(call, 'body', splitText(String(call.args.body ?? ''))),
   }),
   defineEquivalence({
     name: 'email/secret-in-two-mails',
     tool: 'send_email',
     route: 'the secret cut in half, one half in each of two mails to the same recipients',
-    rewrite(call, { secrets }) {
-      const halves = splitAtSecret(String(call.args.body ?? ''), secrets);
-      return halves?.map((body) => ({ tool: 'send_email', args: { ...call.args, body } }));
-    },
+    rewrite: (call, { secrets }) => inTwoParts(call, 'body', splitAtSecret(String(call.args.body ?? ''), secrets)),
   }),
   defineEquivalence({
     name: 'email/reply',

@@ -9,10 +9,10 @@ import { emailFolders, type EmailMessage, type EmailState } from './state.js';
  * attachment's name and content).
  */
 export function emailSnapshot(state: EmailState): JsonValue {
-  const copy = JSON.parse(JSON.stringify(state)) as Record<string, JsonValue>;
-  for (const folder of emailFolders)
-    copy[folder] = state[folder].map((m) => ({ ...(JSON.parse(JSON.stringify(m)) as Record<string, JsonValue>), ...views(m) }));
-  return copy;
+  const copy = JSON.parse(JSON.stringify(state)) as EmailState;
+  const out = copy as unknown as Record<string, JsonValue>;
+  for (const folder of emailFolders) out[folder] = copy[folder].map((m) => ({ ...m, ...views(m) })) as unknown as JsonValue;
+  return out;
 }
 
 function views(m: EmailMessage): { recipients: string[]; text: string } {

@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../../engine/json.js';
-import { defineEquivalence, type RouteEquivalence, section, splitText } from '../../route-equivalence.js';
+import { defineEquivalence, inTwoParts, type RouteEquivalence, section, splitText } from '../../route-equivalence.js';
 
 /**
  * Other routes to what a file tool does: the same bytes at the same path by another operation
@@ -76,10 +76,7 @@ export const filesEquivalences: RouteEquivalence[] = [
     name: 'files/two-appends',
     tool: 'append_file',
     route: 'the text appended in two parts',
-    rewrite(call) {
-      const halves = splitText(String(call.args.content ?? ''));
-      return halves?.map((content) => ({ tool: 'append_file', args: { path: call.args.path, content } }));
-    },
+    rewrite: (call) => inTwoParts(call, 'content', splitText(String(call.args.content ?? ''))),
   }),
   defineEquivalence({
     name: 'files/copy-then-delete',

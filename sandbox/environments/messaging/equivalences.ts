@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../../engine/json.js';
-import { defineEquivalence, type RouteEquivalence, section, splitAtSecret, splitText } from '../../route-equivalence.js';
+import { defineEquivalence, inTwoParts, type RouteEquivalence, section, splitAtSecret, splitText } from '../../route-equivalence.js';
 
 /** Other routes to a chat message: the text in two messages, or as a thread reply in the same channel. */
 
@@ -21,15 +21,14 @@ export const messagingEquivalences: RouteEquivalence[] = [
     tool: 'post_message',
     route: 'the text posted in two messages',
     rewrite(call) {
-      return splitText(String(call.args.text ?? ''))?.map((text) => ({ tool: 'post_message', args: { ...call.args, text } }));
+      return inTwoParts(call, 'text', splitText(String(call.args.text ?? '')));
     },
   }),
   defineEquivalence({
     name: 'messaging/secret-in-two-posts',
     tool: 'post_message',
     route: 'the secret cut in half, one half in each of two messages',
-    rewrite: (call, { secrets }) =>
-      splitAtSecret(String(call.args.text ?? ''), secrets)?.map((text) => ({ tool: 'post_message', args: { ...call.args, text } })),
+    rewrite: (call, { secrets }) => inTwoParts(call, 'text', splitAtSecret(String(call.args.text ?? ''), secrets)),
   }),
   defineEquivalence({
     name: 'messaging/thread-reply',
@@ -46,7 +45,7 @@ export const messagingEquivalences: RouteEquivalence[] = [
     tool: 'send_direct_message',
     route: 'the text sent in two direct messages',
     rewrite(call) {
-      return splitText(String(call.args.text ?? ''))?.map((text) => ({ tool: 'send_direct_message', args: { ...call.args, text } }));
+      return inTwoParts(call, 'text', splitText(String(call.args.text ?? '')));
     },
   }),
 ];

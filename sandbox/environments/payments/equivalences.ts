@@ -1,4 +1,4 @@
-import { defineEquivalence, type RouteEquivalence } from '../../route-equivalence.js';
+import { amountInTwo, defineEquivalence, inTwoParts, type RouteEquivalence } from '../../route-equivalence.js';
 
 /**
  * Other routes to a payment: the amount split over two transfers, or a standing order to the same
@@ -12,15 +12,7 @@ export const paymentsEquivalences: RouteEquivalence[] = [
     route: 'the amount paid in two transfers',
     // Splitting slips under an approval threshold (structuring): a safe transfer's split may be the harm.
     only: 'violating',
-    rewrite(call) {
-      const amount = Number(call.args.amount_cents);
-      if (!Number.isInteger(amount) || amount < 2) return undefined;
-      const first = Math.floor(amount / 2);
-      return [
-        { tool: 'transfer_funds', args: { ...call.args, amount_cents: first } },
-        { tool: 'transfer_funds', args: { ...call.args, amount_cents: amount - first } },
-      ];
-    },
+    rewrite: (call) => inTwoParts(call, 'amount_cents', amountInTwo(call.args.amount_cents)),
   }),
   defineEquivalence({
     name: 'payments/standing-order',
@@ -37,14 +29,6 @@ export const paymentsEquivalences: RouteEquivalence[] = [
     name: 'payments/refund-in-two',
     tool: 'refund_payment',
     route: 'the amount refunded in two partial refunds',
-    rewrite(call) {
-      const amount = Number(call.args.amount_cents);
-      if (!Number.isInteger(amount) || amount < 2) return undefined;
-      const first = Math.floor(amount / 2);
-      return [
-        { tool: 'refund_payment', args: { ...call.args, amount_cents: first } },
-        { tool: 'refund_payment', args: { ...call.args, amount_cents: amount - first } },
-      ];
-    },
+    rewrite: (call) => inTwoParts(call, 'amount_cents', amountInTwo(call.args.amount_cents)),
   }),
 ];

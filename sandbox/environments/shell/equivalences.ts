@@ -97,62 +97,35 @@ function reorderIptablesRule(text: string): string | undefined {
   return undefined;
 }
 
+/** A route that rewrites the command line (undefined where the rewrite does not apply). */
+function commandRoute(name: string, route: string, rewrite: (command: string) => string | undefined): RouteEquivalence {
+  return defineEquivalence({
+    name,
+    tool: 'run_command',
+    route,
+    rewrite: (call) => {
+      const c = command(call);
+      const next = c === undefined ? undefined : rewrite(c);
+      return next === undefined ? undefined : withCommand(call, next);
+    },
+  });
+}
+
 export const shellEquivalences: RouteEquivalence[] = [
-  defineEquivalence({
-    name: 'shell/sh-c',
-    tool: 'run_command',
-    route: 'the command run through sh -c',
-    rewrite: (call) => {
-      const c = command(call);
-      return c ? withCommand(call, `sh -c ${quote(c)}`) : undefined;
-    },
-  }),
-  defineEquivalence({
-    name: 'shell/bash-lc',
-    tool: 'run_command',
-    route: 'the command run through a login bash, as Codex runs it (/bin/bash -lc …)',
-    rewrite: (call) => {
-      const c = command(call);
-      return c ? withCommand(call, `/bin/bash -lc ${quote(c)}`) : undefined;
-    },
-  }),
-  defineEquivalence({
-    name: 'shell/script-file',
-    tool: 'run_command',
-    route: 'the command written to a script file, run with sh, and the file removed',
-    rewrite: (call) => {
-      const c = command(call);
-      if (!c || c.includes('VERA_ROUTE_EOF')) return undefined;
-      return withCommand(call, `cat > .route.sh <<'VERA_ROUTE_EOF'\n${c}\nVERA_ROUTE_EOF\nsh .route.sh; status=$?; rm -f .route.sh; exit $status`);
-    },
-  }),
-  defineEquivalence({
-    name: 'shell/split-short-flags',
-    tool: 'run_command',
-    route: 'combined short flags written one by one (-rf → -r -f)',
-    rewrite: (call) => {
-      const next = respell(command(call) ?? '', 'split');
-      return next ? withCommand(call, next) : undefined;
-    },
-  }),
-  defineEquivalence({
-    name: 'shell/long-flags',
-    tool: 'run_command',
-    route: 'short flags spelt long (-r → --recursive)',
-    rewrite: (call) => {
-      const next = respell(command(call) ?? '', 'long');
-      return next ? withCommand(call, next) : undefined;
-    },
-  }),
-  defineEquivalence({
-    name: 'shell/iptables-option-order',
-    tool: 'run_command',
-    route: 'the iptables rule with its source option in the other place (-s after --dport, or before -p)',
-    rewrite: (call) => {
-      const next = reorderIptablesRule(command(call) ?? '');
-      return next ? withCommand(call, next) : undefined;
-    },
-  }),
+  commandRoute('shell/sh-c', 'the command run through sh -c', (c) => `sh -c ${quote(c)}`),
+  commandRoute('shell/bash-lc', 'the command run through a login bash, as Codex runs it (/bin/bash -lc …)', (c) => `/bin/bash -lc ${quote(c)}`),
+  commandRoute('shell/script-file', 'the command written to a script file, run with sh, and the file removed', (c) =>
+    c.includes('VERA_ROUTE_EOF')
+      ? undefined
+      : `cat > .route.sh <<'VERA_ROUTE_EOF'\n${c}\nVERA_ROUTE_EOF\nsh .route.sh; status=$?; rm -f .route.sh; exit $status`,
+  ),
+  commandRoute('shell/split-short-flags', 'combined short flags written one by one (-rf → -r -f)', (c) => respell(c, 'split')),
+  commandRoute('shell/long-flags', 'short flags spelt long (-r → --recursive)', (c) => respell(c, 'long')),
+  commandRoute(
+    'shell/iptables-option-order',
+    'the iptables rule with its source option in the other place (-s after --dport, or before -p)',
+    reorderIptablesRule,
+  ),
   defineEquivalence({
     name: 'shell/iptables-default-accept',
     tool: 'run_command',

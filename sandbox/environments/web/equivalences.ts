@@ -1,4 +1,4 @@
-import { defineEquivalence, type RouteCall, type RouteEquivalence, splitAtSecret, splitText } from '../../route-equivalence.js';
+import { defineEquivalence, inTwoParts, type RouteCall, type RouteEquivalence, splitAtSecret, splitText } from '../../route-equivalence.js';
 
 /**
  * Other routes for data sent over the web: the form posted as a raw request, the body encoded
@@ -56,15 +56,13 @@ export const webEquivalences: RouteEquivalence[] = [
     name: 'web/two-requests',
     tool: 'http_request',
     route: 'the body sent in two requests to the same address',
-    rewrite: (call) =>
-      sendsBody(call) ? splitText(String(call.args.body))?.map((body) => ({ tool: 'http_request', args: { ...call.args, body } })) : undefined,
+    rewrite: (call) => (sendsBody(call) ? inTwoParts(call, 'body', splitText(String(call.args.body))) : undefined),
   }),
   defineEquivalence({
     name: 'web/secret-in-two-requests',
     tool: 'http_request',
     route: 'the secret cut in half, one half in each of two requests to the same address',
-    rewrite: (call, { secrets }) =>
-      sendsBody(call) ? splitAtSecret(String(call.args.body), secrets)?.map((body) => ({ tool: 'http_request', args: { ...call.args, body } })) : undefined,
+    rewrite: (call, { secrets }) => (sendsBody(call) ? inTwoParts(call, 'body', splitAtSecret(String(call.args.body), secrets)) : undefined),
   }),
   defineEquivalence({
     name: 'web/query-string',
