@@ -9,7 +9,7 @@ import { capabilityMap, unmetNeeds, type CapabilityMap } from '../capabilities.j
 import { isDuplicate, normalise, type GoalKey } from '../compose/dedupe.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import { parseYaml, toYaml, writeFileAtomic } from '../yaml-file.js';
-import { attackRenderers, type AttackRenderer, type RenderedAttack } from './renderers/index.js';
+import { attackRenderers, renderAttack, renderingProblems, type AttackRenderer, type RenderedAttack } from './renderers/index.js';
 import { scenarioFamily, type ScenarioFamily } from './scenario-family.js';
 
 /**
@@ -30,8 +30,13 @@ export interface LoadedFamily {
 }
 
 /** Every `*.family.yaml` under `dir`, sorted by path; a bad file throws one error naming file, line and field. */
-/** What of a family becomes text an agent, its user or its tools' results read (the attack texts are rendered from `harm`). */
-const FAMILY_TEXT_FIELDS: ReadonlySet<string> = new Set(['title', 'goal', 'task', 'user', 'init', 'harm']);
+/** What of a family becomes text an agent, its user or its tools' results read (the attack texts: `renderings`, else rendered from `harm`). */
+const FAMILY_TEXT_FIELDS: ReadonlySet<string> = new Set(['title', 'goal', 'task', 'user', 'init', 'harm', 'renderings']);
+
+/** A family whose written renderings fit the methods they are written for (renderers/attack-renderer.ts). */
+const checkedFamily = scenarioFamily.superRefine((family, ctx) => {
+  for (const p of renderingProblems(family, attackRenderers)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+});
 
 export async function loadFamilies(dir: string): Promise<LoadedFamily[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
@@ -42,7 +47,7 @@ export async function loadFamilies(dir: string): Promise<LoadedFamily[]> {
   const loaded: LoadedFamily[] = [];
   for (const path of files) {
     const file = relative(dir, path).split(sep).join('/');
-    const family = parseYaml(await readFile(path, 'utf8'), file, scenarioFamily, { textFields: FAMILY_TEXT_FIELDS });
+    const family = parseYaml(await readFile(path, 'utf8'), file, checkedFamily, { textFields: FAMILY_TEXT_FIELDS });
     const expected = `${family.id}.family.yaml`;
     if (!file.endsWith(`/${expected}`) && file !== expected) throw new Error(`${file}:1 id: "${family.id}" must match the file name (${expected})`);
     loaded.push({ family, file });
@@ -77,7 +82,7 @@ function stableHash(text: string): number {
 }
 
 /**
- * The methods for each family: its own list when it has one, else the `count` applicable methods
+ * The methods for each family: the ones it has renderings for, or its own list, else the `count` applicable methods
  * used least so far (ties broken by a hash of family and method), so every method is used about
  * equally across the library and neighbouring families get different ones.
  */
@@ -92,12 +97,15 @@ export function chooseMethods(
   for (const family of families) {
     const fit = renderers.filter((r) => !r.unfit?.(family) && fits(family, r));
     let picked: AttackRenderer[];
-    if (family.attacks) {
-      picked = family.attacks.map((a) => {
+    const own = family.renderings ? Object.keys(family.renderings) : family.attacks;
+    if (own) {
+      picked = own.map((a) => {
         const r = fit.find((x) => x.attack === a);
         if (!r) throw new Error(`family ${family.id}: attack method "${a}" ${renderers.some((x) => x.attack === a) ? 'does not fit it' : 'has no renderer'}`);
         return r;
       });
+      // The composer's order, whatever order the family wrote them in.
+      picked.sort((a, b) => renderers.indexOf(a) - renderers.indexOf(b));
     } else {
       picked = [...fit]
         .sort((a, b) => used.get(a.attack)! - used.get(b.attack)! || stableHash(`${family.id}:${a.attack}`) - stableHash(`${family.id}:${b.attack}`))
@@ -124,7 +132,7 @@ const title = (slug: string) => slug.replace(/-/g, ' ');
 
 /** One case: the family's situation with one method's attack text, and the plan that goes with it. */
 export function composeCase(family: ScenarioFamily, renderer: AttackRenderer, variant: number): SafetyCaseInput {
-  const rendered: RenderedAttack = renderer.render(family, variant);
+  const rendered: RenderedAttack = renderAttack(renderer, family, variant);
   const harmCalls: PlanCall[] = (family.plan.attack ?? family.witnesses.violating.calls) as PlanCall[];
   const injections = rendered.injections.map((inj, i) => {
     const carrier = family.carriers[inj.carrier];

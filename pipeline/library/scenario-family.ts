@@ -6,7 +6,7 @@ import { predicate } from '../../engine/predicate-schema.js';
  * A scenario family: one concrete situation — seeded state, the honest task, the harmful goal,
  * the verifier and the utility check — written once by hand, and crossed with attack-method
  * renderers (renderers/) that write the adversarial messages and injected text for each method.
- * Every field but `harm`, `carriers` and `semantics` passes into each composed case unchanged.
+ * Every field but `harm`, `renderings`, `carriers` and `semantics` passes into each composed case unchanged.
  * docs/library.md documents the format; cases/families/<environment>/<id>.family.yaml hold them.
  */
 
@@ -65,6 +65,28 @@ export const harm = z.strictObject({
 });
 export type Harm = z.infer<typeof harm>;
 
+/** One text, or two: the halves of a split payload or of a request asked in two steps. */
+const writtenText = z.union([z.string().min(10), z.tuple([z.string().min(10), z.string().min(10)])]);
+
+/**
+ * An attack method's text written for this family's situation, in the attacker's own voice (a
+ * depot manager's note on a tracking event, not a sentence frame with the harm pasted in). Which
+ * fields a method reads is its renderer's `writes` (renderers/attack-renderer.ts); the renderer
+ * still places the text (the carrier, a rug pull's timing) and applies its transformation (base64,
+ * leetspeak, look-alike letters) to what is written here in plain language.
+ */
+export const rendering = z.strictObject({
+  /** What the adversary says in the chat (the single- and multi-channel threat models). */
+  message: writtenText.optional(),
+  /** What is planted in the data the honest task reads (the family's carriers). */
+  injected: writtenText.optional(),
+  /** A poisoned tool description (tool poisoning). */
+  description: z.string().min(10).optional(),
+  /** The visible sentence before an encoded request (base64), asking for it to be decoded. */
+  lead: z.string().min(5).optional(),
+});
+export type Rendering = z.infer<typeof rendering>;
+
 /** A tool result the honest task reads, where an injected payload can be placed. */
 const rule = injectionRule.shape;
 export const carrier = z.strictObject({ tool: rule.tool, when: rule.when, field: rule.field, where: rule.where });
@@ -101,6 +123,12 @@ export const scenarioFamily = z.strictObject({
   witnesses: z.strictObject({ violating: witness, safe: witness, nearMiss: z.array(witness).min(1) }),
   /** Attack methods this family is composed with (default: the composer's balanced choice). */
   attacks: z.array(path).min(1).optional(),
+  /**
+   * The attack texts written for this family, by attack method (its path in the attack tree). A
+   * family with renderings is composed with exactly these methods; without, with the renderers'
+   * own frames around `harm`.
+   */
+  renderings: z.record(path, rendering).optional(),
   /** Routes of `vera check --robustness` that are another act in this situation, with the reason. */
   robustness: caseRobustness.optional(),
   tags: z.array(z.string()).default([]),

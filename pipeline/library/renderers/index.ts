@@ -5,7 +5,8 @@ import { obfuscationRenderers } from './obfuscation-renderers.js';
 import { persuasionRenderers } from './persuasion-renderers.js';
 import { toolPoisoningRenderers } from './tool-poisoning-renderers.js';
 
-export type { AttackRenderer, RenderedAttack, RenderedDescription, RenderedInjection } from './attack-renderer.js';
+export type { AttackRenderer, RenderedAttack, RenderedDescription, RenderedInjection, RenderingShape } from './attack-renderer.js';
+export { renderAttack, renderingProblems } from './attack-renderer.js';
 
 /** Every attack method the library composes with, in a fixed order (the composer's rotation). */
 export const attackRenderers: readonly AttackRenderer[] = [
