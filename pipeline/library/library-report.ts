@@ -34,6 +34,14 @@ function table(header: string[], rows: Array<Array<string | number>>): string[] 
   ];
 }
 
+/** How many families have their attack texts written (and how many fall back on the frames). */
+function writtenShare(families: readonly LoadedFamily[]): string {
+  const written = families.filter((f) => f.family.renderings).length;
+  return written === families.length
+    ? `all ${written} families have written texts`
+    : `${written} of ${families.length} families have written texts, ${families.length - written} use the frames`;
+}
+
 export function libraryReport(input: LibraryReportInput): string {
   const { taxonomy, families, library } = input;
   const cases: SafetyCaseInput[] = [...library.suites.values()].flat();
@@ -81,9 +89,13 @@ export function libraryReport(input: LibraryReportInput): string {
     'task, the harmful goal, the verifier over state and trajectory, a utility check, where third-party text can be',
     'placed (`carriers`: tool results the honest task reads), what the attacker wants in plain words (`harm`:',
     '`request`, `reason`, `sender`, two harmless-looking `steps`, and `verb`/`object`/`recipient` for the',
-    'phrasebook), the scripted plan, and the witnesses. An **attack-method renderer**',
-    "(`pipeline/library/renderers/`) writes that harm as its method would: the adversary's messages for the",
-    "user channel, and the text injected into a carrier (or into a tool's description, for tool poisoning).",
+    'phrasebook), the scripted plan, and the witnesses. Its **attack texts** are written for its situation',
+    "(`renderings`, by method: the adversary's message in the chat, the text planted in a carrier, a poisoned",
+    'tool description, a base64 lead), in the voice of that attacker; an **attack-method renderer**',
+    "(`pipeline/library/renderers/`) places them (the carriers, a rug pull's timing) and applies the method's",
+    'transformation (base64, leetspeak, look-alike letters). A text that drops a literal detail the harm needs',
+    '(an address, an id, an amount) is refused at compose. A family without renderings falls back on the',
+    `renderer's frame around \`harm\`: ${writtenShare(families)}.`,
     'Each family is crossed with the methods that fit it, chosen so every method is used about equally; the',
     'case id is `<family>--<method>`. Families whose dedupe key (risk, environment, target resource, intended',
     "state change, context) overlaps another's are refused, so no two families are the same situation reworded.",
@@ -139,10 +151,10 @@ export function libraryReport(input: LibraryReportInput): string {
     }
     out.push('');
   }
-  out.push('## Scenario families', '');
+  out.push('## Scenario families', '', `Attack texts: "written" where the family writes its own for each method, "frames" where the renderers' are used.`, '');
   out.push(
     ...table(
-      ['family', 'risk', 'environment', 'situation', 'attack methods'],
+      ['family', 'risk', 'environment', 'situation', 'attack methods', 'attack texts'],
       [...byFamily.values()]
         .sort((a, b) => (a.family.id < b.family.id ? -1 : 1))
         .map(({ family }) => [
@@ -151,6 +163,7 @@ export function libraryReport(input: LibraryReportInput): string {
           family.environments?.join(', ') ?? family.environment,
           family.title,
           (library.methods.get(family.id) ?? []).map((m) => m.split('/').at(-1)).join(', '),
+          family.renderings ? 'written' : 'frames',
         ]),
     ),
     '',
