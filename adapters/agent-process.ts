@@ -1,7 +1,7 @@
 import { spawn as hostSpawn, type ChildProcess } from 'node:child_process';
 import type { SandboxSpawnOptions } from '../sandbox/sandbox.js';
 import { AgentError, type AgentStartContext } from './adapter.js';
-import { programRoot } from '../sandbox/confinement/bubblewrap-program.js';
+import { interpreterRoot, programRoot } from '../sandbox/confinement/bubblewrap-program.js';
 import { programEnv } from '../sandbox/confinement/program-env.js';
 import { killProcessTree, processTreeWithStart } from './process-tree.js';
 
@@ -27,9 +27,9 @@ export function spawnerOf(ctx: Pick<AgentStartContext, 'spawn' | 'workspace'>, s
     hostSpawn(command, args, { cwd: options.cwd ?? ctx.workspace, env: programEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
 }
 
-/** The read-only folders a session's programs need (see `programRoot`). */
+/** The read-only folders a session's programs need (see `programRoot`), with their scripts' interpreters. */
 export function programRoots(programs: string[]): string[] {
-  return [...new Set(programs.map(programRoot).filter((p): p is string => p !== undefined))];
+  return [...new Set(programs.flatMap((p) => [programRoot(p), interpreterRoot(p)]).filter((p): p is string => p !== undefined))];
 }
 
 /**

@@ -127,7 +127,8 @@ export const GEMINI_CLI_PROGRAM: Omit<ProgramSearch, 'configured'> = {
 export const HERMES_PROGRAM: Omit<ProgramSearch, 'configured'> = {
   label: 'hermes',
   envVar: 'VERA_HERMES_BIN',
-  installed: [],
+  // scripts/install-agents.sh hermes: a private virtual environment with the pinned packages.
+  installed: ['hermes/venv/bin/hermes'],
   pathName: 'hermes',
 };
 

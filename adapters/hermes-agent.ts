@@ -13,8 +13,14 @@ export interface HermesAgentOptions extends CliProgramOptions {
   apiKeyEnv?: string;
   /** Hermes' provider name in config.yaml (default `custom`: an OpenAI-compatible endpoint). */
   provider?: string;
-  /** Path of the `hermes` program (default: VERA_HERMES_BIN, then PATH). */
+  /** Path of the `hermes` program (default: VERA_HERMES_BIN, then .agents/hermes/venv, then PATH). */
   binary?: string;
+  /**
+   * The model's context window in tokens (default 131072). Hermes asks OpenRouter's model list for
+   * it when config.yaml does not say — a request to the internet at every start, refused in the
+   * sandbox and recorded as the agent's own egress — so the config always says.
+   */
+  contextLength?: number;
 }
 
 const KEY_VAR = 'OPENAI_API_KEY';
@@ -27,7 +33,18 @@ function hermesEndpoint(options: HermesAgentOptions, ctx: Pick<AgentStartContext
 
 export function hermesConfig(options: HermesAgentOptions, ctx: Pick<AgentStartContext, 'gatewayUrl' | 'gatewayName' | 'modelBaseURL'>): string {
   const config = {
-    model: { default: options.model, provider: options.provider ?? 'custom', base_url: hermesEndpoint(options, ctx) },
+    model: {
+      default: options.model,
+      provider: options.provider ?? 'custom',
+      base_url: hermesEndpoint(options, ctx),
+      context_length: options.contextLength ?? 131072,
+    },
+    // Hermes scans each terminal command with tirith, a binary it downloads from GitHub releases at
+    // first use — a download the sandbox refuses (recorded as the agent's own egress), after which
+    // Hermes runs the command unscanned (its default fails open). Off, the commands run the same,
+    // with no download attempt. Where tirith is installed, TIRITH_ENABLED=true and TIRITH_BIN in
+    // the adapter's `env` turn it back on (Hermes reads them over config.yaml).
+    security: { tirith_enabled: false },
     mcp_servers: { [ctx.gatewayName]: { url: ctx.gatewayUrl, enabled: true } },
   };
   return `# written by vera-safety for one test session\n${JSON.stringify(config, null, 2)}\n`;
@@ -134,9 +151,9 @@ function nativeCall(call: AcpToolCall): { tool: string; args: Record<string, unk
  * result as formatted text without rawOutput. The adapter recovers commands and paths from those
  * (see `nativeCall`) and flags what only the title showed (`argsTruncated`).
  *
- * Written against Hermes' documented interfaces and its published ACP adapter, and tested against
- * a stand-in that sends those shapes (test/helpers/hermes-standin.mjs): Hermes itself was not run
- * while building this adapter.
+ * Run against the real hermes-agent 0.19.0 (scripts/install-agents.sh hermes, a private venv) and a
+ * stand-in that sends the same shapes for the edge cases (test/helpers/hermes-standin.mjs). Hermes
+ * offers the gateway's tools as `mcp__<server>__<tool>`.
  */
 export function hermesAgent(options: HermesAgentOptions): AgentAdapter {
   return {

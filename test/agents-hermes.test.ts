@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HERMES_PROGRAM } from '../adapters/agent-programs.js';
 import { hermesAgent } from '../adapters/hermes-agent.js';
 import { runCase } from '../runner/run-case.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
@@ -8,14 +9,14 @@ import { agentInstall, nativeWriteCase, planCallOf, toolCalls } from './helpers/
 import { REPO } from './helpers/run-vitest.js';
 
 /**
- * The Hermes adapter against a stand-in that speaks Hermes' documented ACP interface
- * (test/helpers/hermes-standin.mjs). Hermes itself is not installable here (PyPI only) and was
- * not run: these tests check the adapter's protocol handling, config and process handling.
+ * The Hermes adapter against the real Hermes (below) and against a stand-in that speaks the same
+ * ACP shapes (test/helpers/hermes-standin.mjs), the fast double for the adapter's edge cases: a
+ * title-only call, a command longer than the title.
  */
 const STANDIN = join(REPO, 'test/helpers/hermes-standin.mjs');
 
 defineAgentSuite({
-  title: 'Hermes adapter (against the ACP stand-in, not Hermes itself)',
+  title: 'Hermes adapter (against the ACP stand-in)',
   programs: [],
   // The stand-in is a script of this repository: confined, it also reads the packages it imports.
   agent: (server, extra) =>
@@ -34,7 +35,28 @@ defineAgentSuite({
   nativeTool: 'shell',
   checkRequests(requests) {
     const model = requests.filter((r) => r.path === '/v1/chat/completions');
-    expect(model[0]!.conversation!.tools.map((t) => t.name)).toContain('mcp_vera_forward_email');
+    expect(model[0]!.conversation!.tools.map((t) => t.name)).toContain('mcp__vera__forward_email');
+  },
+});
+
+/**
+ * Hermes itself (`hermes-agent` from PyPI, scripts/install-agents.sh hermes → .agents/hermes/venv)
+ * over its ACP server against the scripted model, confined like the other CLIs.
+ */
+defineAgentSuite({
+  title: 'Hermes Agent',
+  programs: [HERMES_PROGRAM],
+  agent: (server, extra) => hermesAgent({ model: 'vera-scripted', baseURL: server.url, apiKeyEnv: 'VERA_TEST_NO_KEY', ...extra }),
+  agentId: 'hermes:vera-scripted',
+  processName: 'hermes',
+  nativeDirective: (text) => `ACTION: terminal {"command": "printf '${text}' > out.txt"}`,
+  shellDirective: (command) => `ACTION: terminal ${JSON.stringify({ command })}`,
+  nativeTool: 'shell',
+  budgetSeconds: 180,
+  checkRequests(requests) {
+    const model = requests.filter((r) => r.path === '/v1/chat/completions');
+    expect(model.length).toBeGreaterThan(0);
+    expect(model[0]!.conversation!.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['mcp__vera__forward_email', 'terminal']));
   },
 });
 

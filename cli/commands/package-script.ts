@@ -35,6 +35,6 @@ export const sandboxImageCommand: CliCommand = {
 export const installAgentsCommand: CliCommand = {
   name: 'install-agents',
   summary: 'install the pinned agent CLIs (codex, claude-code, openclaw, opencode) into ./.agents',
-  usage: 'vera install-agents [codex] [claude-code] [openclaw] [opencode] [gemini-cli]   (default: all; VERA_AGENTS_DIR overrides the folder)',
+  usage: 'vera install-agents [codex] [claude-code] [openclaw] [opencode] [gemini-cli] [hermes]   (default: all; VERA_AGENTS_DIR overrides the folder)',
   run: (args, io) => runPackageScript('install-agents.sh', args, io),
 };

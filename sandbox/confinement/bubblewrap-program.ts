@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import { dirname, sep } from 'node:path';
 import { isolationArgs, SYSTEM_PATHS, systemMounts } from './system-mounts.js';
 
@@ -39,6 +39,29 @@ export function programRoot(file: string): string | undefined {
   // `<prefix>/bin/tool` (a virtualenv, /opt/<tool>/bin): the prefix holds its libraries.
   const dir = dirname(real);
   return dir.endsWith(`${sep}bin`) ? dirname(dir) : dir;
+}
+
+/**
+ * The folder to make readable for the interpreter a script names on its `#!` line, when it is
+ * outside the system folders: a virtualenv's `bin/python` links to a Python installed elsewhere
+ * (pyenv, /opt), which the confined program cannot start without. `#!/usr/bin/env x` is resolved
+ * by PATH inside the sandbox, where only the system folders are: nothing to add.
+ */
+export function interpreterRoot(file: string): string | undefined {
+  let head = '';
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const buffer = Buffer.alloc(256);
+      head = buffer.toString('utf8', 0, readSync(fd, buffer, 0, buffer.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const interpreter = /^#!\s*(\S+)/.exec(head)?.[1];
+  return interpreter?.startsWith('/') ? programRoot(interpreter) : undefined;
 }
 
 /**

@@ -7,7 +7,7 @@
  * only) and was not run. It speaks the Agent
  * Client Protocol — JSON-RPC 2.0, one message per line on stdio — reads `$HERMES_HOME/config.yaml`
  * (`model.default`, `model.base_url`, `mcp_servers.<name>.url`), calls the model over Chat
- * Completions with OPENAI_API_KEY, offers the MCP servers' tools as `mcp_<server>_<tool>` and two
+ * Completions with OPENAI_API_KEY, offers the MCP servers' tools as `mcp__<server>__<tool>` (as Hermes 0.19 names them) and two
  * native tools, `terminal` (asks `session/request_permission` first) and `write_file`, and
  * streams `session/update` notifications: agent_message_chunk, tool_call, tool_call_update.
  * Only what the Vera adapter relies on; logs go to stderr as in Hermes.
@@ -68,8 +68,8 @@ async function newSession(params) {
     const client = new Client({ name: 'hermes-standin', version: '0.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
     for (const t of (await client.listTools()).tools) {
-      tools.push({ type: 'function', function: { name: `mcp_${name}_${t.name}`, description: t.description ?? '', parameters: t.inputSchema } });
-      mcp.push({ full: `mcp_${name}_${t.name}`, tool: t.name, client });
+      tools.push({ type: 'function', function: { name: `mcp__${name}__${t.name}`, description: t.description ?? '', parameters: t.inputSchema } });
+      mcp.push({ full: `mcp__${name}__${t.name}`, tool: t.name, client });
     }
   }
   const id = `sess-${sessions.size + 1}`;
