@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isPlainObject } from '../engine/json.js';
 import type { AgentProgram, AgentTurnReport } from '../engine/record-schema.js';
@@ -36,6 +36,30 @@ export function packageVersion(program: string): string | undefined {
     // The program is gone or unreadable: no version, and the run says so by leaving it out.
   }
   versions.set(program, version);
+  return version;
+}
+
+/**
+ * The version of a Python distribution installed beside a program in a virtual environment
+ * (`<venv>/bin/hermes` → `<venv>/lib/python3.X/site-packages/hermes_agent-0.19.0.dist-info`), from
+ * the dist-info folder's name. The program's own path is not resolved: a venv's scripts are files
+ * in its `bin`, and its `python` links out of it.
+ */
+export function pythonPackageVersion(program: string, distribution: string): string | undefined {
+  const key = `${program}\0${distribution}`;
+  if (versions.has(key)) return versions.get(key);
+  let version: string | undefined;
+  try {
+    const lib = join(dirname(dirname(program)), 'lib');
+    const prefix = `${distribution.replace(/-/g, '_')}-`;
+    for (const python of readdirSync(lib).filter((d) => d.startsWith('python'))) {
+      const info = readdirSync(join(lib, python, 'site-packages')).find((d) => d.startsWith(prefix) && d.endsWith('.dist-info'));
+      if (info) version = info.slice(prefix.length, -'.dist-info'.length);
+    }
+  } catch {
+    // Not a virtual environment's script: no version, and the record leaves it out.
+  }
+  versions.set(key, version);
   return version;
 }
 

@@ -3,6 +3,7 @@ import { AgentHome } from './agent-home.js';
 import { ProgramSession, longLivedProgram } from './agent-session.js';
 import { programRoots, spawnerOf, startAgentProcess, type AgentProcess } from './agent-process.js';
 import { HERMES_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
+import { ProgramReport, pythonPackageVersion } from './agent-report.js';
 
 export interface HermesAgentOptions extends CliProgramOptions {
   /** Model name at the provider. */
@@ -45,6 +46,10 @@ export function hermesConfig(options: HermesAgentOptions, ctx: Pick<AgentStartCo
     // with no download attempt. Where tirith is installed, TIRITH_ENABLED=true and TIRITH_BIN in
     // the adapter's `env` turn it back on (Hermes reads them over config.yaml).
     security: { tirith_enabled: false },
+    // After the first reply Hermes asks the model, in the background, for a title for the session:
+    // a request outside any turn, which can land after the run's record is closed. Nothing the
+    // agent does depends on it.
+    auxiliary: { title_generation: { enabled: false } },
     mcp_servers: { [ctx.gatewayName]: { url: ctx.gatewayUrl, enabled: true } },
   };
   return `# written by vera-safety for one test session\n${JSON.stringify(config, null, 2)}\n`;
@@ -164,12 +169,17 @@ export function hermesAgent(options: HermesAgentOptions): AgentAdapter {
       const home = await AgentHome.create(spawn, 'hermes', ctx.signal, [program]);
       let proc: AgentProcess | undefined;
       try {
-        await home.write('config.yaml', hermesConfig(options, ctx), ctx.signal);
+        const config = hermesConfig(options, ctx);
+        await home.write('config.yaml', config, ctx.signal);
+        // The key is passed in OPENAI_API_KEY, never in the config or on the command line.
+        const report = new ProgramReport('hermes', program, pythonPackageVersion(program, 'hermes-agent'));
+        report.addConfig('config.yaml', config);
+        report.addConfig('command line', 'hermes acp');
         proc = startAgentProcess(spawn, 'hermes', program, ['acp'], {
           cwd: ctx.workspace,
           env: { ...options.env, HOME: home.path, HERMES_HOME: home.path, [KEY_VAR]: process.env[options.apiKeyEnv ?? KEY_VAR] ?? 'no-key', NO_COLOR: '1' },
         });
-        const session = new HermesSession(options, ctx, proc, home);
+        const session = new HermesSession(options, ctx, proc, home, report);
         await session.open();
         return session;
       } catch (error) {
@@ -188,15 +198,18 @@ class HermesSession extends ProgramSession {
   private readonly pending = new Map<number, Pending>();
   private readonly calls = new Map<string, AcpToolCall>();
   private sessionId: string | undefined;
-  private reply = '';
+  /** What the agent has said since its last tool call (the turn's reply, if no call follows), and when it began. */
+  private said = '';
+  private saidAt: number | undefined;
 
   constructor(
     private readonly options: HermesAgentOptions,
     private readonly ctx: AgentStartContext,
     private readonly proc: AgentProcess,
     home: AgentHome,
+    private readonly programReport: ProgramReport,
   ) {
-    super('hermes', longLivedProgram(proc, 1000), home);
+    super('hermes', longLivedProgram(proc, 1000), home, programReport);
     proc.onLine((line) => {
       let message: { id?: number | string; method?: string; params?: unknown; result?: unknown; error?: { message?: string; code?: number } };
       try {
@@ -267,7 +280,10 @@ class HermesSession extends ProgramSession {
     const update = params.update ?? {};
     switch (update.sessionUpdate) {
       case 'agent_message_chunk':
-        if (update.content?.type === 'text') this.reply += update.content.text ?? '';
+        if (update.content?.type === 'text' && update.content.text) {
+          this.saidAt ??= Date.now();
+          this.said += update.content.text;
+        }
         break;
       case 'tool_call':
       case 'tool_call_update': {
@@ -276,6 +292,8 @@ class HermesSession extends ProgramSession {
         const known = this.calls.get(id);
         const { content, sessionUpdate, ...fields } = update as AcpToolCall & { sessionUpdate: string };
         const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== null));
+        // What it said before a tool call is an interim message, kept in the trajectory.
+        if (!known) this.sayInterim();
         const call: AcpToolCall = { ...known, ...defined, startedAt: known?.startedAt ?? Date.now() };
         // The start's content says what runs (`$ <command>`, a diff); an update's is the result.
         if (sessionUpdate === 'tool_call') call.startContent = content ?? undefined;
@@ -303,20 +321,33 @@ class HermesSession extends ProgramSession {
     }
   }
 
+  private sayInterim(): void {
+    // Hermes streams the blank lines that separate its messages as the next one's first chunk.
+    if (this.said.trim()) this.ctx.recordMessage?.({ text: this.said.trim(), ...(this.saidAt !== undefined ? { at: this.saidAt } : {}) });
+    this.said = '';
+    this.saidAt = undefined;
+  }
+
   async send(message: string, sendOptions: { signal?: AbortSignal } = {}): Promise<AgentTurn> {
     this.assertOpen();
     const signal = sendOptions.signal ?? this.ctx.signal;
-    this.reply = '';
+    this.said = '';
+    this.saidAt = undefined;
+    const turnReport = this.programReport.beginTurn();
+    const stderrMark = this.proc.stderrMark();
     let result: { stopReason?: string; usage?: { inputTokens?: number; outputTokens?: number } } | undefined;
     try {
       result = (await this.request('session/prompt', { sessionId: this.sessionId, prompt: [{ type: 'text', text: message }] }, signal)) as typeof result;
     } catch (error) {
       this.proc.kill();
       throw error;
+    } finally {
+      // One program for the whole session: a turn has its stderr, and an exit only when it died.
+      this.programReport.endTurn(turnReport, this.proc.stderrSince(stderrMark), this.proc.exit);
     }
     if (result?.stopReason === 'refusal' || result?.stopReason === 'cancelled') {
       throw new AgentError(`hermes stopped the turn: ${result.stopReason}`, this.proc.stderrTail());
     }
-    return { response: this.reply, usage: { input: result?.usage?.inputTokens ?? 0, output: result?.usage?.outputTokens ?? 0 } };
+    return { response: this.said.trim(), usage: { input: result?.usage?.inputTokens ?? 0, output: result?.usage?.outputTokens ?? 0 } };
   }
 }

@@ -43,18 +43,25 @@ export class RequestLog {
 }
 
 /** Whether an offered tool is one of the gateway's, as agents name them: `mcp__vera__x`, `vera__x`, `vera_x`, `mcp__vera` + `x`. */
-function fromGateway(tool: OfferedTool, gatewayName: string, gatewayTools: ReadonlySet<string>): boolean {
+/** `listed` is the gateway's `name` behind its namespace (`mcp__vera__read_file`, `vera_read_file`). */
+function behindGateway(listed: string, name: string, gatewayName: string): boolean {
+  return (
+    listed !== name &&
+    listed.endsWith(name) &&
+    listed
+      .slice(0, -name.length)
+      .replace(/[_.:/-]+$/, '')
+      .endsWith(gatewayName)
+  );
+}
+
+function fromGateway(tool: OfferedTool, gatewayName: string, gatewayTools: ReadonlySet<string>, offered: readonly OfferedTool[]): boolean {
   if (tool.namespace !== undefined) return tool.namespace.includes(gatewayName) && gatewayTools.has(tool.name);
   for (const name of gatewayTools) {
-    if (tool.name === name) return true;
-    if (
-      tool.name.endsWith(name) &&
-      tool.name
-        .slice(0, -name.length)
-        .replace(/[_.:/-]+$/, '')
-        .endsWith(gatewayName)
-    )
-      return true;
+    // A bare name is the gateway's unless the program also lists the gateway's tool behind its
+    // namespace: then the bare one is the program's own (Hermes' read_file beside mcp__vera__read_file).
+    if (tool.name === name) return !offered.some((o) => behindGateway(o.name, name, gatewayName));
+    if (behindGateway(tool.name, name, gatewayName)) return true;
   }
   return false;
 }
@@ -65,7 +72,7 @@ function fromGateway(tool: OfferedTool, gatewayName: string, gatewayTools: Reado
  */
 export function offeredByTurn(log: ModelRequestLog, turnStarts: readonly number[], gateway: { name: string; tools: readonly string[] }): Offered {
   const tools = new Set(gateway.tools);
-  const prompts = log.prompts.map((p) => ({ ...p, tools: p.tools.map((t) => (fromGateway(t, gateway.name, tools) ? { ...t, gateway: true } : t)) }));
+  const prompts = log.prompts.map((p) => ({ ...p, tools: p.tools.map((t) => (fromGateway(t, gateway.name, tools, p.tools) ? { ...t, gateway: true } : t)) }));
   const turns = new Map<number, { turn: number; requests: number; prompts: Set<number>; models: Set<string> }>();
   for (const r of log.requests) {
     let turn = 0;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { agentsDir, CLAUDE_CODE_PROGRAM } from '../adapters/agent-programs.js';
 import { claudeCodeAgent } from '../adapters/claude-code-agent.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
+import { packageJsonVersion } from './helpers/agent-runs.js';
 
 /** The real Claude Code (scripts/install-agents.sh → .agents/claude-code) against the Anthropic-wire scripted model. */
 defineAgentSuite({
@@ -17,7 +18,7 @@ defineAgentSuite({
   reviewer: {
     ownTools: ['Agent', 'Bash', 'WebFetch', 'WebSearch', 'Write'],
     systemPrompt: /Claude/,
-    packageJson: join(agentsDir(), 'claude-code/node_modules/@anthropic-ai/claude-code/package.json'),
+    installedVersion: () => packageJsonVersion(join(agentsDir(), 'claude-code/node_modules/@anthropic-ai/claude-code/package.json')),
     // One program for the session: its turns end without an exit.
     programPerTurn: false,
     // Not among the tools it may use unasked (nativeTools): its permission rules refuse it.

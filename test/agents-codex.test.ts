@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { agentsDir, CODEX_PROGRAM } from '../adapters/agent-programs.js';
 import { codexAgent } from '../adapters/codex-agent.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
+import { packageJsonVersion } from './helpers/agent-runs.js';
 
 /** The real Codex CLI (scripts/install-agents.sh → .agents/codex) against the Responses-wire scripted model. */
 defineAgentSuite({
@@ -17,7 +18,7 @@ defineAgentSuite({
   reviewer: {
     ownTools: ['exec_command', 'view_image', 'web_search'],
     systemPrompt: /Codex CLI/,
-    packageJson: join(agentsDir(), 'codex/node_modules/@openai/codex/package.json'),
+    installedVersion: () => packageJsonVersion(join(agentsDir(), 'codex/node_modules/@openai/codex/package.json')),
     programPerTurn: true,
   },
   checkRequests(requests) {

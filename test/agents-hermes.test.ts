@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HERMES_PROGRAM } from '../adapters/agent-programs.js';
+import { readFileSync } from 'node:fs';
+import { agentsDir, HERMES_PROGRAM } from '../adapters/agent-programs.js';
 import { hermesAgent } from '../adapters/hermes-agent.js';
 import { runCase } from '../runner/run-case.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
@@ -53,6 +54,14 @@ defineAgentSuite({
   shellDirective: (command) => `ACTION: terminal ${JSON.stringify({ command })}`,
   nativeTool: 'shell',
   budgetSeconds: 180,
+  reviewer: {
+    ownTools: ['terminal', 'read_file', 'write_file', 'patch', 'execute_code'],
+    systemPrompt: /Hermes/,
+    // What the installed program says of itself (`hermes --version`, kept by install-agents.sh): "Hermes Agent v0.19.0 (…)".
+    installedVersion: () => /Hermes Agent v(\S+)/.exec(readFileSync(join(agentsDir(), 'hermes/version.txt'), 'utf8'))![1]!,
+    // One `hermes acp` process for the session: its turns end without an exit.
+    programPerTurn: false,
+  },
   checkRequests(requests) {
     const model = requests.filter((r) => r.path === '/v1/chat/completions');
     expect(model.length).toBeGreaterThan(0);
@@ -79,8 +88,12 @@ describe.skipIf(agentInstall([]).skip)('Hermes adapter: the ACP shapes Hermes re
   const longCommand = `printf '%s\\n' "${'a long line of text that goes well past what a title shows '.repeat(2).trim()}" > long.txt && wc -c long.txt`;
   const spec = () => {
     const base = nativeWriteCase(`ACTION: terminal ${JSON.stringify({ command: longCommand })}`, 'shell', 60);
+    // Over the email gateway, which has no write_file of its own: a plan's write_file is then Hermes' (beside a
+    // gateway's write_file, the scripted model takes the gateway's, as a case's plan means it).
     return {
       ...base,
+      taxonomy: { ...base.taxonomy, environment: 'email' },
+      init: [],
       plan: {
         task: [...(base.plan?.task ?? []), planCallOf(`ACTION: write_file ${JSON.stringify({ path: 'notes/plan.md', content: 'step one\nstep two' })}`)],
       },

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { agentsDir, NODE24_PROGRAM, OPENCLAW_PROGRAM } from '../adapters/agent-programs.js';
 import { openClawAgent } from '../adapters/openclaw-agent.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
+import { packageJsonVersion } from './helpers/agent-runs.js';
 
 /** The real OpenClaw on Node 24 (scripts/install-agents.sh → .agents/openclaw, .agents/node24) against the Chat-Completions-wire scripted model. */
 defineAgentSuite({
@@ -17,7 +18,7 @@ defineAgentSuite({
   reviewer: {
     ownTools: ['browser', 'exec', 'process', 'terminal', 'web_fetch', 'web_search'],
     systemPrompt: /OpenClaw/,
-    packageJson: join(agentsDir(), 'openclaw/node_modules/openclaw/package.json'),
+    installedVersion: () => packageJsonVersion(join(agentsDir(), 'openclaw/node_modules/openclaw/package.json')),
     programPerTurn: true,
     // It runs (and fails: the confined program reaches no network) — a native http_request, not an attempt.
     webFetch: { call: { tool: 'web_fetch', args: { url: 'https://example.com/vera-probe' } }, agentTool: 'web_fetch', runs: true },

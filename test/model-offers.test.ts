@@ -138,6 +138,15 @@ describe('the model proxy keeps what each run offered its model', () => {
     expect(offered.turns).toEqual([{ turn: 1, requests: 2, prompts: [0], models: ['m'] }]);
     expect(offered.prompts[0]!.tools).toEqual([{ name: 'vera__read_file', gateway: true }, { name: 'exec' }]);
     expect(offeredByTurn(log, [Date.now() + 1000], { name: 'vera', tools: [] }).turns[0]!.turn).toBe(0);
+    // A program's own tool named like a gateway tool (Hermes' read_file) is its own when the gateway's is listed too.
+    const twins = { ...log, prompts: [{ ...log.prompts[0]!, tools: [{ name: 'read_file' }, { name: 'mcp__vera__read_file' }] }] };
+    expect(offeredByTurn(twins, [before], { name: 'vera', tools: ['read_file'] }).prompts[0]!.tools).toEqual([
+      { name: 'read_file' },
+      { name: 'mcp__vera__read_file', gateway: true },
+    ]);
+    // Alone, a bare name is the gateway's (an agent that lists MCP tools unprefixed).
+    const bare = { ...log, prompts: [{ ...log.prompts[0]!, tools: [{ name: 'read_file' }] }] };
+    expect(offeredByTurn(bare, [before], { name: 'vera', tools: ['read_file'] }).prompts[0]!.tools).toEqual([{ name: 'read_file', gateway: true }]);
   });
 
   it('a run through the proxy records its offers, and the record loads', async () => {

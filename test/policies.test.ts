@@ -74,6 +74,28 @@ describe('ACTION directive parsing', () => {
     expect(resolveToolName('email', tools)).toBeUndefined();
   });
 
+  it("takes the gateway's tool over a program's own tool of the same name (Hermes' read_file beside mcp__vera__read_file)", () => {
+    const hermes = ['terminal', 'read_file', 'write_file', 'mcp__vera__read_file', 'mcp__vera__list_files'].map(tool);
+    expect(resolveToolName('read_file', hermes)).toBe('mcp__vera__read_file');
+    expect(resolveToolName('list_files', hermes)).toBe('mcp__vera__list_files');
+    // No gateway twin: the program's own tool, as named.
+    expect(resolveToolName('write_file', hermes)).toBe('write_file');
+    expect(resolveToolName('terminal', hermes)).toBe('terminal');
+    // Both named read_file: the call goes to the one whose parameters take its arguments.
+    const schema = (properties: string[], required = properties) => ({
+      type: 'object',
+      properties: Object.fromEntries(properties.map((p) => [p, {}])),
+      required,
+    });
+    const gemini = [
+      { name: 'read_file', parameters: schema(['file_path', 'offset'], ['file_path']) },
+      { name: 'mcp_vera_read_file', parameters: schema(['path']) },
+    ];
+    expect(resolveToolName('read_file', gemini, { path: '/notes.txt' })).toBe('mcp_vera_read_file');
+    expect(resolveToolName('read_file', gemini, { file_path: 'notes.txt' })).toBe('read_file');
+    expect(resolveToolName('read_file', gemini)).toBe('mcp_vera_read_file');
+  });
+
   it('resolves data references to raw values, text, and leaves unresolvable ones literal', () => {
     const messages: ConversationMessage[] = [
       { role: 'user', text: 'go' },

@@ -176,9 +176,23 @@ export function toolNameMatches(listed: string, wanted: string): boolean {
   return baseToolName(listed) === baseToolName(wanted) || underscoreNamespace(listed, wanted) !== undefined;
 }
 
-/** The request's name for `wanted` (exact, then namespaced suffix, then same base name, then `<server>_<wanted>`). */
-export function resolveToolName(wanted: string, tools: readonly ConversationTool[]): string | undefined {
-  if (tools.some((t) => t.name === wanted)) return wanted;
+/** Whether a tool's parameter schema has a property for every argument and every required one is given (no schema: it does). */
+function takes(tool: ConversationTool, args: Record<string, unknown>): boolean {
+  const schema = tool.parameters as { properties?: Record<string, unknown>; required?: unknown } | undefined;
+  if (!schema?.properties) return true;
+  const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [];
+  return Object.keys(args).every((k) => k in schema.properties!) && required.every((r) => r in args);
+}
+
+/** The request's name for `wanted` (the gateway's twin of a program's own tool, exact, then namespaced suffix, then same base name, then `<server>_<wanted>`). */
+export function resolveToolName(wanted: string, tools: readonly ConversationTool[], args?: Record<string, unknown>): string | undefined {
+  const exact = tools.find((t) => t.name === wanted);
+  // Where the program has a tool of its own by the name of a gateway tool (Hermes' and Gemini CLI's
+  // read_file beside mcp__vera__read_file), the call goes to the one whose parameters take its
+  // arguments, as a model's would — the gateway's when both do (a case's plan names its tools).
+  const gatewayTwin = exact && tools.find((t) => t.name !== wanted && /^mcp_/.test(t.name) && toolNameMatches(t.name, wanted));
+  if (exact && gatewayTwin) return !args || takes(gatewayTwin, args) || !takes(exact, args) ? gatewayTwin.name : wanted;
+  if (exact) return wanted;
   for (const sep of SEPARATORS) {
     const hit = tools.find((t) => t.name.endsWith(sep + wanted));
     if (hit) return hit.name;

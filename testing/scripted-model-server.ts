@@ -248,7 +248,7 @@ function normalizeReply(reply: ModelReply, conversation: Conversation, nextCallI
     }
     return {
       id: nextCallId(),
-      name: resolveToolName(call.name, conversation.tools) ?? call.name,
+      name: resolveToolName(call.name, conversation.tools, isPlainObject(call.arguments) ? call.arguments : undefined) ?? call.name,
       arguments: isPlainObject(call.arguments) ? call.arguments : {},
     };
   });

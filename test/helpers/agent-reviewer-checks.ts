@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import type { SafetyCase } from '../../engine/case-schema.js';
 import type { SafetyRecord } from '../../engine/record-writer.js';
@@ -151,8 +150,7 @@ export function defineReviewerChecks(suite: AgentSuite, checks: ReviewerChecks, 
 
       // The program: its version as installed, the config Vera generated (no key in it), each turn's end.
       const program = record.agentProgram!;
-      const pkg: { version: string } = JSON.parse(readFileSync(checks.packageJson, 'utf8'));
-      expect(program.version).toBe(pkg.version);
+      expect(program.version).toBe(checks.installedVersion());
       expect(program.config.length).toBeGreaterThan(0);
       // Each names the gateway it was pointed at.
       expect(program.config.map((c) => c.content).join('\n')).toContain('/mcp/');

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { programAvailable, type ProgramSearch } from '../../adapters/agent-programs.js';
@@ -135,4 +136,9 @@ export class RecordingBackend implements SandboxBackend {
   agentProcesses(name: string): ChildProcess[] {
     return this.spawned.filter((c) => [c.spawnfile, ...c.spawnargs].some((a) => a.endsWith(`/${name}`)));
   }
+}
+
+/** The `version` of an installed program's package.json (what the record's agentProgram must name). */
+export function packageJsonVersion(file: string): string {
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }

@@ -58,8 +58,8 @@ export interface ReviewerChecks {
   ownTools: string[];
   /** Something the program's own system prompt says. */
   systemPrompt: RegExp;
-  /** The installed program's package.json: the record must name its version. */
-  packageJson: string;
+  /** The version the installed program says it is (its package.json, its own `--version`): the record must name it. */
+  installedVersion(): string;
   /** The program runs once per turn (an exit code per turn), not once per session. */
   programPerTurn: boolean;
   /** The agent's own web fetch, and whether its client runs it (false: it refuses it — an attempt). */

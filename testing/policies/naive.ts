@@ -88,7 +88,7 @@ export function createDirectivePolicy(options: DirectivePolicyOptions): ModelPol
         outcome.ignored.set(directiveKey(d), d);
         continue;
       }
-      const tool = resolveToolName(d.tool, conversation.tools);
+      const tool = resolveToolName(d.tool, conversation.tools, d.args);
       if (!tool) {
         outcome.unknownTools.add(d.tool);
         continue;
