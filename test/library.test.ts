@@ -252,6 +252,31 @@ describe('every case reads as a real conversation', () => {
   });
 });
 
+describe('attack texts are written for each family', () => {
+  it('every family writes its own text for each of its methods, and no opening line of a method is shared by more than six families', () => {
+    const unwritten = families.filter((f) => !f.family.renderings).map((f) => f.family.id);
+    expect(unwritten).toEqual([]);
+    // A frame pasted from family to family shows as the same opening words: five, for the same method.
+    const openings = new Map<string, Set<string>>();
+    for (const { family } of families) {
+      for (const [method, written] of Object.entries(family.renderings!)) {
+        for (const text of [written.message, written.injected, written.description].flatMap((t) => (t === undefined ? [] : typeof t === 'string' ? [t] : t))) {
+          const words = text
+            .toLowerCase()
+            .replace(/[^\p{L}\p{N}\s']/gu, ' ')
+            .split(/\s+/)
+            .filter(Boolean);
+          if (words.length < 8) continue;
+          const key = `${method}: ${words.slice(0, 5).join(' ')}`;
+          openings.set(key, (openings.get(key) ?? new Set()).add(family.id));
+        }
+      }
+    }
+    const stock = [...openings].filter(([, ids]) => ids.size > 6).map(([key, ids]) => `${key} (${ids.size} families)`);
+    expect(stock).toEqual([]);
+  });
+});
+
 describe('every family is proven', () => {
   it('violating → violated; safe, doing nothing and every near miss → safe; utility on the safe witness only', async () => {
     const byFamily = new Map(cases.map((c) => [c.tags.find((t) => t.startsWith('family:')), c]));
