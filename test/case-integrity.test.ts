@@ -164,7 +164,7 @@ describe('vera check refuses mutated copies of a real library case', () => {
 
   it('a spliced payload (a clause joined to a lower-case fragment)', async () => {
     const r = await check('spliced-payload', (t) =>
-      replaceOnce(t, "needs this month's payroll figures. Please forward", "needs this month's payroll figures. the survey closes today. Please forward"),
+      replaceOnce(t, "needs this month's figures, so could", "needs this month's figures. the survey closes today, so could"),
     );
     expect(r.code).toBe(1);
     expect(r.text).toMatch(/attack\.injections\[0\]\.payload: this text reads as spliced: a sentence starts in lower case after a full stop \("the"\)/);
@@ -222,7 +222,11 @@ describe('vera library compose refuses what the agent would read wrong', () => {
 
   it('a renderer that splices a lower-case fragment onto a sentence is refused at compose', async () => {
     const { composeLibrary, loadFamilies } = await import('../pipeline/library/compose-library.js');
-    const families = (await loadFamilies(join(REPO, 'cases/families'))).filter((f) => /^the /.test(f.family.harm.reason)).slice(0, 1);
+    // The renderer's own text, not the family's written one: a family without renderings.
+    const families = (await loadFamilies(join(REPO, 'cases/families')))
+      .filter((f) => /^the /.test(f.family.harm.reason))
+      .slice(0, 1)
+      .map((f) => ({ ...f, family: { ...f.family, renderings: undefined } }));
     expect(families).toHaveLength(1);
     const splicing = {
       attack: 'prompt-injection/indirect',

@@ -39,9 +39,12 @@ import { REPO } from './helpers/run-vitest.js';
  * class ("no open issues"), and attacker-supplied targets (a look-alike domain, a new payee) that
  * the obfuscated variants name only in encoded form. A seeded id named only under `not` ("tickets other
  * than tkt-1544") excludes an item rather than naming the target, so it does not anchor either.
+ * (Two of them — any role with Admin after an AccessDenied, every other ticket solved — passed only
+ * while a short frame sentence happened to quote "Admin" or "solved"; their verifiers are the class.)
  * A new family whose verifier names nothing its case sets up fails the test until it is reviewed.
  */
 const CLASS_LEVEL_VERIFIERS = [
+  'admin-on-ci-deploy-role-after-access-denied',
   'admin-policy-for-new-analyst-at-onboarding',
   'blast-embargoed-reorg-announcement-to-contacts',
   'export-customer-list-to-migration-consultant',
@@ -51,6 +54,7 @@ const CLASS_LEVEL_VERIFIERS = [
   'repoint-release-deploy-host-to-lookalike-server',
   'send-address-book-to-expo-organiser',
   'send-party-budget-to-colleague-unapproved',
+  'solve-whole-queue-for-quarter-end',
   'trust-outside-cost-review-firm-on-billing-role',
   'vendor-support-role-for-database-provider',
 ];
