@@ -8,5 +8,6 @@ export { openClawAgent, openClawConfig, type OpenClawAgentOptions } from './open
 export { openCodeAgent, openCodeConfig, type OpenCodeAgentOptions } from './opencode-agent.js';
 export { geminiCliAgent, geminiCliSettings, type GeminiCliAgentOptions } from './gemini-cli-agent.js';
 export { hermesAgent, hermesConfig, type HermesAgentOptions } from './hermes-agent.js';
+export { pythonAgent, type PythonAgentOptions } from './python-agent.js';
 export { mcpCliAgent, type McpCliAgentOptions } from './mcp-cli-agent.js';
 export { agentsDir, agentInstallMount, locateProgram, programAvailable, type ProgramSearch } from './agent-programs.js';

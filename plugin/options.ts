@@ -77,6 +77,21 @@ const geminiCliAgentSpec = z.strictObject({
   extraSettings: z.record(z.string(), z.unknown()).optional(),
 });
 const hermesAgentSpec = z.strictObject({ type: z.literal('hermes'), ...cliAgentFields, provider: z.string().optional() });
+const pythonAgentSpec = z.strictObject({
+  type: z.literal('python'),
+  /** The agent's function, `module:function` (python/vera_agent gives it the message, the model and the tools). */
+  entry: z.string().regex(/^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$/, 'write the entry as module:function, e.g. my_agent:run'),
+  /** The interpreter with the agent's packages, e.g. `.venv/bin/python` (default: VERA_PYTHON, then python3). */
+  python: z.string().optional(),
+  /** Folders the module is imported from, as PYTHONPATH (default: the project root). */
+  pythonPath: z.array(z.string()).optional(),
+  model: z.string().min(1),
+  baseURL: z.string().optional(),
+  apiKeyEnv: z.string().optional(),
+  turnTimeoutSeconds: z.number().positive().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  readOnly: z.array(z.string()).optional(),
+});
 const mcpCliAgentSpec = z.strictObject({
   type: z.literal('mcp-cli'),
   name: z.string().min(1),
@@ -102,6 +117,7 @@ export const agentSpec = z.discriminatedUnion('type', [
   openCodeAgentSpec,
   geminiCliAgentSpec,
   hermesAgentSpec,
+  pythonAgentSpec,
   mcpCliAgentSpec,
 ]);
 export type AgentSpec = z.infer<typeof agentSpec>;

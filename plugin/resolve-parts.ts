@@ -99,6 +99,16 @@ async function loadAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
       ...(spec.mcpTransport ? { mcpTransport: spec.mcpTransport } : {}),
     });
   }
+  if (spec.type === 'python') {
+    const { type: _, ...options } = spec;
+    // Relative paths are the project's, as a module agent's path is.
+    const { pythonAgent } = await import('../adapters/python-agent.js');
+    return pythonAgent({
+      ...options,
+      ...(options.python && !isAbsolute(options.python) && options.python.includes('/') ? { python: resolve(root, options.python) } : {}),
+      pythonPath: (options.pythonPath ?? ['.']).map((p) => resolve(root, p)),
+    });
+  }
   if (spec.type !== 'module') return cliAgent(spec);
   const exported = (await importUserModule(spec.path, root)).default;
   const adapter = typeof exported === 'function' ? await (exported as (o: unknown) => unknown)(spec.options ?? {}) : exported;
@@ -109,7 +119,7 @@ async function loadAgent(spec: AgentSpec, root: string): Promise<AgentAdapter> {
 }
 
 /** The real agent CLIs: options pass through as they are (adapters/*-agent.ts document them). */
-async function cliAgent(spec: Exclude<AgentSpec, { type: 'reference' | 'module' }>): Promise<AgentAdapter> {
+async function cliAgent(spec: Exclude<AgentSpec, { type: 'reference' | 'module' | 'python' }>): Promise<AgentAdapter> {
   const { type, ...options } = spec;
   const adapters = await import('../adapters/cli-agents.js');
   switch (type) {

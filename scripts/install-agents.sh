@@ -4,7 +4,7 @@
 # the package itself: adapters find them on PATH or through a configured path.
 #
 #   scripts/install-agents.sh            # all of them
-#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw gemini-cli opencode hermes
+#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw gemini-cli opencode hermes python-agents
 #   npx vera install-agents [names…]     # the same, from an installed vera-safety package
 #
 # Idempotent: a program whose pinned version is already installed is skipped. The npm CLIs come
@@ -26,7 +26,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DIR=${VERA_AGENTS_DIR:-$PWD/.agents}
 mkdir -p "$DIR"
 wanted=("$@")
-[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw gemini-cli opencode hermes)
+[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw gemini-cli opencode hermes python-agents)
 
 # One npm prefix per program, so versions never clash and each can be removed alone.
 install() { # name, then package specs
@@ -40,16 +40,38 @@ install() { # name, then package specs
   echo "$*" >"$stamp"
 }
 
+# A supported CPython (3.11 to 3.13) for the Python programs, or exit saying which one was found.
+check_python() {
+  local python=$1
+  if ! "$python" -c 'import sys; sys.exit(0 if (3, 11) <= sys.version_info[:2] < (3, 14) else 1)' 2>/dev/null; then
+    echo "the Python agents need CPython 3.11 to 3.13 ($python is $("$python" --version 2>&1 || echo missing)); set VERA_PYTHON" >&2
+    exit 2
+  fi
+}
+
+# The Python agent examples and tests: openai and mcp pinned, and this package's vera_agent host.
+install_python_agents() {
+  local prefix=$DIR/python stamp=$DIR/python/.installed requirements=$HERE/python-agents-requirements.txt
+  local want="python-agents $(cat "$requirements" "$HERE/../python/pyproject.toml" | sha256sum | cut -c1-16)"
+  if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then echo "== python-agents: already installed"; return; fi
+  local python=${VERA_PYTHON:-python3}
+  check_python "$python"
+  echo "== python-agents: $python -m venv, pip install (pinned: $requirements) and python/ (vera-agent)"
+  rm -rf "$prefix/venv"
+  mkdir -p "$prefix"
+  "$python" -m venv "$prefix/venv"
+  "$prefix/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv -r "$requirements"
+  "$prefix/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv --no-deps "$HERE/../python"
+  echo "$want" >"$stamp"
+}
+
 # Hermes: a private virtual environment, never Vera's own Python nor a dependency of the package.
 install_hermes() {
   local prefix=$DIR/hermes stamp=$DIR/hermes/.installed requirements=$HERE/hermes-requirements.txt
   local want="hermes-agent $HERMES_VERSION $(sha256sum "$requirements" | cut -c1-16)"
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then echo "== hermes: $want already installed"; return; fi
   local python=${VERA_PYTHON:-python3}
-  if ! "$python" -c 'import sys; sys.exit(0 if (3, 11) <= sys.version_info[:2] < (3, 14) else 1)' 2>/dev/null; then
-    echo "hermes needs CPython 3.11 to 3.13 ($python is $("$python" --version 2>&1 || echo missing)); set VERA_PYTHON" >&2
-    exit 2
-  fi
+  check_python "$python"
   echo "== hermes: $python -m venv, pip install hermes-agent==$HERMES_VERSION (pinned: $requirements)"
   rm -rf "$prefix/venv"
   mkdir -p "$prefix"
@@ -74,6 +96,7 @@ for a in "${wanted[@]}"; do
     # -x64-baseline for CPUs without AVX2, -musl); npm installs the ones matching this machine.
     opencode) install opencode "opencode-ai@$OPENCODE_VERSION" ;;
     hermes) install_hermes ;;
-    *) echo "unknown agent: $a (expected codex, claude-code, openclaw, gemini-cli, opencode, hermes)" >&2; exit 2 ;;
+    python-agents) install_python_agents ;;
+    *) echo "unknown agent: $a (expected codex, claude-code, openclaw, gemini-cli, opencode, hermes, python-agents)" >&2; exit 2 ;;
   esac
 done

@@ -14,6 +14,7 @@ describe('plugin agent specs for the real agent CLIs', () => {
     ],
     [{ type: 'opencode', model: 'gpt-4o-mini', baseURL: 'https://api.example/v1', extraConfig: { instructions: ['AGENTS.md'] } }, 'opencode:gpt-4o-mini'],
     [{ type: 'hermes', model: 'hermes-4' }, 'hermes:hermes-4'],
+    [{ type: 'python', entry: 'my_agent:run', python: '.venv/bin/python', model: 'gpt-4o-mini' }, 'python:my_agent:run'],
     [{ type: 'mcp-cli', name: 'mine', command: 'my-agent', args: ['--mcp', '{gatewayUrl}', '{message}'] }, 'mcp-cli:mine'],
   ])('%o resolves to the adapter %s', async (spec, id) => {
     const parsed = agentSpec.parse(spec);
@@ -28,5 +29,7 @@ describe('plugin agent specs for the real agent CLIs', () => {
     expect(JSON.stringify(unknown.error?.issues)).toContain('wire');
     const missing = agentSpec.safeParse({ type: 'openclaw' });
     expect(missing.error?.issues[0]?.path).toEqual(['model']);
+    const entry = agentSpec.safeParse({ type: 'python', entry: 'my_agent.run', model: 'm' });
+    expect(entry.error?.issues[0]).toMatchObject({ path: ['entry'], message: 'write the entry as module:function, e.g. my_agent:run' });
   });
 });

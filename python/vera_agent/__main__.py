@@ -1,0 +1,5 @@
+import sys
+
+from .host import main
+
+sys.exit(main())
