@@ -52,7 +52,7 @@ check_python() {
 # The Python agent examples and tests: openai and mcp pinned, and this package's vera_agent host.
 install_python_agents() {
   local prefix=$DIR/python stamp=$DIR/python/.installed requirements=$HERE/python-agents-requirements.txt
-  local want="python-agents $(cat "$requirements" "$HERE/../python/pyproject.toml" | sha256sum | cut -c1-16)"
+  local want="python-agents $(cat "$requirements" "$HERE/../python/pyproject.toml" "$HERE"/../python/vera_agent/*.py | sha256sum | cut -c1-16)"
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then echo "== python-agents: already installed"; return; fi
   local python=${VERA_PYTHON:-python3}
   check_python "$python"

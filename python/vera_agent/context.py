@@ -76,13 +76,21 @@ class AgentContext:
     async def alist_tools(self) -> list[Tool]:
         async with _session(self.gateway.url) as session:
             listed = await session.list_tools()
-        return [Tool(t.name, t.description or "", dict(t.inputSchema)) for t in listed.tools]
+        # The MCP SDK 2 names fields in snake case (input_schema, is_error); SDK 1 as the wire does.
+        return [Tool(t.name, t.description or "", dict(_field(t, "input_schema", "inputSchema") or {})) for t in listed.tools]
 
     async def acall_tool(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
         async with _session(self.gateway.url) as session:
             result = await session.call_tool(name, args or {})
         text = "\n".join(getattr(c, "text", "") or json.dumps(c.model_dump()) for c in result.content)
-        return ToolResult(text, bool(result.isError))
+        return ToolResult(text, bool(_field(result, "is_error", "isError")))
+
+
+def _field(obj: object, *names: str) -> Any:
+    for name in names:
+        if hasattr(obj, name):
+            return getattr(obj, name)
+    return None
 
 
 class _session:
@@ -94,11 +102,15 @@ class _session:
     async def __aenter__(self) -> Any:
         try:
             from mcp import ClientSession
-            from mcp.client.streamable_http import streamablehttp_client
+            from mcp.client import streamable_http
         except ImportError as error:  # pragma: no cover - the message is the point
             raise RuntimeError("AgentContext tools need the MCP SDK: pip install 'vera-agent[mcp]'") from error
-        self._transport = streamablehttp_client(self.url)
-        read, write, _ = await self._transport.__aenter__()
+        # The MCP SDK 2 renamed its client (streamablehttp_client → streamable_http_client).
+        connect = getattr(streamable_http, "streamable_http_client", None) or getattr(streamable_http, "streamablehttp_client")
+        self._transport = connect(self.url)
+        # (read, write) in SDK 2, (read, write, session id) in SDK 1.
+        streams = await self._transport.__aenter__()
+        read, write = streams[0], streams[1]
         self._session = ClientSession(read, write)
         session = await self._session.__aenter__()
         await session.initialize()
