@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isPlainObject } from '../engine/json.js';
 import type { AgentProgram, AgentTurnReport } from '../engine/record-schema.js';
+import type { AgentProcess } from './agent-process.js';
 
 /** The record keeps this much of a turn's stderr: enough for the error, not a log file per turn. */
 const STDERR_CHARS = 2000;
@@ -97,6 +98,17 @@ export class ProgramReport {
     }
     const tail = stderr.length > STDERR_CHARS ? `…${stderr.slice(-STDERR_CHARS)}` : stderr;
     if (tail) entry.stderrTail = tail;
+  }
+
+  /** `work` as one turn of a program that lives through the session: its stderr meanwhile, and an exit only when it died. */
+  async during<T>(proc: Pick<AgentProcess, 'stderrMark' | 'stderrSince' | 'exit'>, work: () => Promise<T>): Promise<T> {
+    const entry = this.beginTurn();
+    const mark = proc.stderrMark();
+    try {
+      return await work();
+    } finally {
+      this.endTurn(entry, proc.stderrSince(mark), proc.exit);
+    }
   }
 
   report(): AgentProgram {

@@ -333,18 +333,15 @@ class HermesSession extends ProgramSession {
     const signal = sendOptions.signal ?? this.ctx.signal;
     this.said = '';
     this.saidAt = undefined;
-    const turnReport = this.programReport.beginTurn();
-    const stderrMark = this.proc.stderrMark();
-    let result: { stopReason?: string; usage?: { inputTokens?: number; outputTokens?: number } } | undefined;
-    try {
-      result = (await this.request('session/prompt', { sessionId: this.sessionId, prompt: [{ type: 'text', text: message }] }, signal)) as typeof result;
-    } catch (error) {
-      this.proc.kill();
-      throw error;
-    } finally {
-      // One program for the whole session: a turn has its stderr, and an exit only when it died.
-      this.programReport.endTurn(turnReport, this.proc.stderrSince(stderrMark), this.proc.exit);
-    }
+    type PromptResult = { stopReason?: string; usage?: { inputTokens?: number; outputTokens?: number } } | undefined;
+    const result = await this.programReport.during(this.proc, async () => {
+      try {
+        return (await this.request('session/prompt', { sessionId: this.sessionId, prompt: [{ type: 'text', text: message }] }, signal)) as PromptResult;
+      } catch (error) {
+        this.proc.kill();
+        throw error;
+      }
+    });
     if (result?.stopReason === 'refusal' || result?.stopReason === 'cancelled') {
       throw new AgentError(`hermes stopped the turn: ${result.stopReason}`, this.proc.stderrTail());
     }

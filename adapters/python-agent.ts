@@ -167,18 +167,15 @@ class PythonAgentSession extends ProgramSession {
     this.assertOpen();
     if (!this.proc.running) throw this.proc.failure();
     const signal = sendOptions.signal ?? this.ctx.signal;
-    const turnReport = this.programReport.beginTurn();
-    const stderrMark = this.proc.stderrMark();
-    let answer: HostMessage;
-    try {
-      this.proc.write(`${JSON.stringify({ type: 'turn', message })}\n`);
-      answer = await this.next(signal);
-    } catch (error) {
-      this.proc.kill();
-      throw error;
-    } finally {
-      this.programReport.endTurn(turnReport, this.proc.stderrSince(stderrMark), this.proc.exit);
-    }
+    const answer = await this.programReport.during(this.proc, async () => {
+      try {
+        this.proc.write(`${JSON.stringify({ type: 'turn', message })}\n`);
+        return await this.next(signal);
+      } catch (error) {
+        this.proc.kill();
+        throw error;
+      }
+    });
     // The agent's own exception: its Python stack is the detail, so the record points at the user's code.
     if (answer.type === 'error') throw new AgentError(`python agent ${this.options.entry} raised ${answer.kind}: ${answer.message}`, answer.traceback);
     if (answer.type !== 'reply') throw new AgentError(`python agent host sent "${answer.type}" where a reply was expected`, this.proc.stderrTail());

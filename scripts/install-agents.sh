@@ -49,18 +49,23 @@ check_python() {
   fi
 }
 
+# A fresh virtual environment at <prefix>/venv with exactly the pinned requirements, from VERA_PYTHON or python3.
+make_venv() { # prefix, requirements file
+  local prefix=$1 requirements=$2 python=${VERA_PYTHON:-python3}
+  check_python "$python"
+  rm -rf "$prefix/venv"
+  mkdir -p "$prefix"
+  "$python" -m venv "$prefix/venv"
+  "$prefix/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv -r "$requirements"
+}
+
 # The Python agent examples and tests: openai and mcp pinned, and this package's vera_agent host.
 install_python_agents() {
   local prefix=$DIR/python stamp=$DIR/python/.installed requirements=$HERE/python-agents-requirements.txt
   local want="python-agents $(cat "$requirements" "$HERE/../python/pyproject.toml" "$HERE"/../python/vera_agent/*.py | sha256sum | cut -c1-16)"
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then echo "== python-agents: already installed"; return; fi
-  local python=${VERA_PYTHON:-python3}
-  check_python "$python"
-  echo "== python-agents: $python -m venv, pip install (pinned: $requirements) and python/ (vera-agent)"
-  rm -rf "$prefix/venv"
-  mkdir -p "$prefix"
-  "$python" -m venv "$prefix/venv"
-  "$prefix/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv -r "$requirements"
+  echo "== python-agents: venv, pip install (pinned: $requirements) and python/ (vera-agent)"
+  make_venv "$prefix" "$requirements"
   "$prefix/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv --no-deps "$HERE/../python"
   echo "$want" >"$stamp"
 }
@@ -70,13 +75,8 @@ install_hermes() {
   local prefix=$DIR/hermes stamp=$DIR/hermes/.installed requirements=$HERE/hermes-requirements.txt
   local want="hermes-agent $HERMES_VERSION $(sha256sum "$requirements" | cut -c1-16)"
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then echo "== hermes: $want already installed"; return; fi
-  local python=${VERA_PYTHON:-python3}
-  check_python "$python"
-  echo "== hermes: $python -m venv, pip install hermes-agent==$HERMES_VERSION (pinned: $requirements)"
-  rm -rf "$prefix/venv"
-  mkdir -p "$prefix"
-  "$python" -m venv "$prefix/venv"
-  "$prefix/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv -r "$requirements"
+  echo "== hermes: venv, pip install hermes-agent==$HERMES_VERSION (pinned: $requirements)"
+  make_venv "$prefix" "$requirements"
   "$prefix/venv/bin/hermes" --version >"$prefix/version.txt" && head -1 "$prefix/version.txt"
   echo "$want" >"$stamp"
 }
