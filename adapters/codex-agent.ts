@@ -4,6 +4,7 @@ import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses
 import { ProgramReport } from './agent-report.js';
 import { ProgramSession, perTurnProgram } from './agent-session.js';
 import { CODEX_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
+import { splitShellInvocation } from './native-tools.js';
 
 export interface CodexAgentOptions extends CliProgramOptions {
   /** Model name sent to the provider, e.g. `gpt-5-codex`. */
@@ -218,10 +219,13 @@ class CodexSession extends ProgramSession {
     const timing = { at, durationMs };
     if (item.type === 'command_execution') {
       const exitCode = item.exit_code ?? null;
+      // Codex runs the model's `exec_command {cmd}` as `/bin/bash -lc '<cmd>'`: the record keeps the model's command.
+      const { command, invocation } = splitShellInvocation(item.command ?? '');
       this.ctx.recordNative({
         type: 'tool_call',
         tool: 'shell',
-        args: { command: item.command ?? '' },
+        args: { command },
+        ...(invocation !== undefined ? { invocation } : {}),
         result: { exitCode, output: item.aggregated_output ?? '' },
         isError: exitCode !== 0,
         origin: 'agent',

@@ -124,7 +124,8 @@ class GeminiCliSession extends ProgramSession {
     let response = '';
     let result: { status: string; usage: AgentTurn['usage']; error?: string } | undefined;
     const errors: string[] = [];
-    const pending = new Map<string, { name: string; input: Record<string, unknown> }>();
+    /** Each native tool use from its `tool_use` line (its start) to its `tool_result` (its end). */
+    const pending = new Map<string, { name: string; input: Record<string, unknown>; at: number }>();
     const gatewayPrefix = `mcp_${this.ctx.gatewayName}_`;
     proc.onLine((line) => {
       const event = parseGeminiCliEvent(line);
@@ -133,11 +134,14 @@ class GeminiCliSession extends ProgramSession {
         case 'message':
           if (event.role === 'assistant') response += event.content;
           break;
-        case 'tool_use':
-          // The reply is what the model said after its last tool call.
+        case 'tool_use': {
+          const at = Date.now();
+          // What the model said before this tool call is an interim message; the reply is what it says after its last one.
+          if (response.trim() !== '') this.ctx.recordMessage?.({ text: response, at });
           response = '';
-          if (!event.tool_name.startsWith(gatewayPrefix)) pending.set(event.tool_id, { name: event.tool_name, input: event.parameters ?? {} });
+          if (!event.tool_name.startsWith(gatewayPrefix)) pending.set(event.tool_id, { name: event.tool_name, input: event.parameters ?? {}, at });
           break;
+        }
         case 'tool_result': {
           const use = pending.get(event.tool_id);
           if (!use) break;
@@ -153,6 +157,8 @@ class GeminiCliSession extends ProgramSession {
             isError: failed,
             ...(failed && error ? { error } : {}),
             origin: 'agent',
+            at: use.at,
+            durationMs: Date.now() - use.at,
           });
           break;
         }

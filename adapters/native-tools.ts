@@ -17,6 +17,46 @@ function named(agentTool: string, tool: string, args: Record<string, unknown>): 
   return tool === agentTool ? { tool, args } : { tool, args, agentTool };
 }
 
+/**
+ * A command line a client built around the model's command — `/bin/bash -lc '<command>'`, `sh -c
+ * "<command>"` — split into the model's command and the whole invocation. Anything else (another
+ * program, options after the script, a script that is not one quoted word) stays as it is.
+ */
+export function splitShellInvocation(commandLine: string): { command: string; invocation?: string } {
+  const match = /^(?:\/usr)?(?:\/bin\/)?(?:ba|z|da)?sh\s+-l?c\s+(.+)$/s.exec(commandLine.trim());
+  const script = match ? oneShellWord(match[1]!) : undefined;
+  return script === undefined ? { command: commandLine } : { command: script, invocation: commandLine };
+}
+
+/** The text of `quoted` when it is exactly one shell word of quoted parts ('…', "…", '\''), else undefined. */
+function oneShellWord(quoted: string): string | undefined {
+  let out = '';
+  let i = 0;
+  while (i < quoted.length) {
+    const c = quoted[i]!;
+    if (c === "'") {
+      const end = quoted.indexOf("'", i + 1);
+      if (end < 0) return undefined;
+      out += quoted.slice(i + 1, end);
+      i = end + 1;
+    } else if (c === '"') {
+      let j = i + 1;
+      for (; j < quoted.length && quoted[j] !== '"'; j++) {
+        // Inside double quotes a backslash escapes only these; `$` and backticks would expand, so such a word is left whole.
+        if (quoted[j] === '\\' && '"\\$`'.includes(quoted[j + 1] ?? '')) out += quoted[++j];
+        else if (quoted[j] === '$' || quoted[j] === '`') return undefined;
+        else out += quoted[j];
+      }
+      if (j >= quoted.length) return undefined;
+      i = j + 1;
+    } else if (c === '\\' && i + 1 < quoted.length) {
+      out += quoted[i + 1];
+      i += 2;
+    } else return undefined; // an unquoted character: not the one-word shape a client writes
+  }
+  return out;
+}
+
 /** A GET of `url` (what every agent's web-fetch tool does), with the tool's other inputs beside it. */
 function fetchOf(agentTool: string, input: Record<string, unknown>): NativeCall {
   return named(agentTool, 'http_request', { method: 'GET', ...input, url: input.url ?? '' });

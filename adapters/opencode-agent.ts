@@ -148,6 +148,8 @@ class OpenCodeSession extends ProgramSession {
     proc.write(message);
     proc.endInput();
     let stepText: string[] = [];
+    /** How many of the step's texts are already recorded as interim messages (said before a tool call). */
+    let narrated = 0;
     let response = '';
     const usage = { input: 0, output: 0 };
     const errors: string[] = [];
@@ -158,15 +160,21 @@ class OpenCodeSession extends ProgramSession {
       switch (event.type) {
         case 'step_start':
           stepText = [];
+          narrated = 0;
           break;
         case 'text':
           stepText.push(event.part.text);
           // The reply is the text of the last step that said something (earlier steps' text is narration between tool calls).
           response = stepText.join('\n').trim();
           break;
-        case 'tool_use':
+        case 'tool_use': {
+          // What the step said before this tool call is an interim message (the trajectory keeps the last one as the reply when nothing follows).
+          const said = stepText.slice(narrated).join('\n').trim();
+          if (said !== '') this.ctx.recordMessage?.({ text: said, at: event.part.state.time?.start ?? Date.now() });
+          narrated = stepText.length;
           this.recordTool(event.part);
           break;
+        }
         case 'step_finish': {
           const t = event.part.tokens;
           usage.input += (t?.input ?? 0) + (t?.cache?.read ?? 0) + (t?.cache?.write ?? 0);
@@ -194,6 +202,9 @@ class OpenCodeSession extends ProgramSession {
     if (part.tool.startsWith(`${this.ctx.gatewayName.replace(/[^a-zA-Z0-9_-]/g, '_')}_`)) return;
     const { tool, args } = openCodeNativeCall(part.tool, part.state.input ?? {});
     const { result, isError, error } = openCodeToolResult(part);
-    this.ctx.recordNative({ type: 'tool_call', tool, args, result, isError, ...(error !== undefined ? { error } : {}), origin: 'agent' });
+    // Timed by OpenCode's own clock for the part (its start is when the tool began, not when the finished part was printed).
+    const { start, end } = part.state.time ?? {};
+    const timing = start !== undefined ? { at: start, durationMs: Math.max(0, (end ?? Date.now()) - start) } : {};
+    this.ctx.recordNative({ type: 'tool_call', tool, args, result, isError, ...(error !== undefined ? { error } : {}), origin: 'agent', ...timing });
   }
 }

@@ -14,6 +14,8 @@ const toolState = z.looseObject({
   output: z.string().optional(),
   error: z.string().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  /** When the tool ran, ms since the epoch (OpenCode's own clock for the part). */
+  time: z.looseObject({ start: z.number().optional(), end: z.number().optional() }).optional(),
 });
 
 const tokens = z.looseObject({

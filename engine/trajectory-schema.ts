@@ -72,6 +72,12 @@ export const toolCallEventSchema = z.object({
    * command at 80 characters when nothing else carries it): what ran may be longer than `args`.
    */
   argsTruncated: z.boolean().optional(),
+  /**
+   * How the agent's client ran a native command when it wrapped what the model asked (Codex runs
+   * `exec_command {cmd}` as `/bin/bash -lc '<cmd>'`): `args.command` is the model's command, so
+   * one verifier matches it under every agent; the wrapper is kept here.
+   */
+  invocation: z.string().optional(),
   /** When the call started, ms since the epoch. */
   at: z.number(),
   /** How long it ran, as measured by the gateway or reported by the agent (its output's timestamps). */

@@ -62,7 +62,7 @@ export class Trajectory {
     return ++this.currentTurn;
   }
 
-  add(event: NewEvent): TrajectoryEvent {
+  add(event: NewEvent, ties: 'after' | 'before' = 'after'): TrajectoryEvent {
     const at = event.at ?? Date.now();
     const position = { seq: this.events.length, turn: this.currentTurn, at };
     const full: TrajectoryEvent =
@@ -80,7 +80,7 @@ export class Trajectory {
     // The turn's first event (its user message) stays first: nothing reported later goes before it.
     const first = this.events.length > this.turnStart ? this.turnStart + 1 : this.turnStart;
     let index = this.events.length;
-    while (index > first && this.events[index - 1]!.at > at) index--;
+    while (index > first && (this.events[index - 1]!.at > at || (ties === 'before' && this.events[index - 1]!.at === at))) index--;
     this.events.splice(index, 0, full);
     for (let i = index; i < this.events.length; i++) this.events[i]!.seq = i;
     for (const listener of this.listeners) listener(full);
@@ -107,10 +107,39 @@ export class Trajectory {
    * and an attempt when it never did.
    */
   addReported(event: Extract<NewEvent, { type: 'tool_call' }>): TrajectoryEvent | undefined {
-    if (event.origin !== 'gateway') return this.add({ ...event, origin: 'agent' });
+    if (event.origin !== 'gateway') {
+      const sent = event.at !== undefined && event.tool !== 'network_request' ? this.firstRequestBefore(event.at) : undefined;
+      if (sent === undefined) return this.add({ ...event, origin: 'agent' });
+      const end = event.at! + (event.durationMs ?? 0);
+      return this.add({ ...event, origin: 'agent', at: sent, durationMs: end - sent }, 'before');
+    }
     const since = event.at !== undefined ? event.at - ATTEMPT_SLACK_MS : 0;
     if (this.claimGatewayCall(event.tool, event.args, since)) return undefined;
     return this.add({ ...event, attempted: event.attempted ?? { reason: event.error ?? 'the call never reached the gateway' } });
+  }
+
+  /**
+   * The event-time rule for the agent's own actions: one starts when the agent began it. A CLI's
+   * report of a command comes from its output (Codex's `item.started`, a tool part's time), which
+   * can lag the command itself, so a request the command sent may be on record (the egress proxy
+   * notes its first byte) before the command's reported start. The agent's own network request of
+   * this turn that came after its previous action ended and before `at` was sent by this action:
+   * the action started no later than the first such request. Undefined when there is none.
+   */
+  private firstRequestBefore(at: number): number | undefined {
+    const requests: number[] = [];
+    let since = -Infinity;
+    for (let i = this.events.length - 1; i > this.turnStart; i--) {
+      const e = this.events[i]!;
+      if (e.type !== 'tool_call' || e.origin !== 'agent') continue;
+      if (e.tool === 'network_request') requests.push(e.at);
+      else if (e.at + e.durationMs <= at) {
+        since = e.at + e.durationMs; // requests before the previous action ended are its own
+        break;
+      }
+    }
+    const mine = requests.filter((t) => t >= since && t < at);
+    return mine.length > 0 ? Math.min(...mine) : undefined;
   }
 
   /**

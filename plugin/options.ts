@@ -256,9 +256,11 @@ export const veraOptions = z.strictObject({
    * Model traffic hygiene, shared by every worker of the run: a loopback proxy in front of the
    * model endpoints holds the limits, retries 429 and transient 5xx answers with backoff that
    * honours Retry-After, and counts each run's requests, retries, waits and tokens (into its
-   * record). On by default when an agent or control talks to a remote provider (not the embedded
-   * scripted model, not 127.0.0.1/localhost); `{}` turns it on with defaults, `false` turns it
-   * off. `prices` (USD per million tokens, by model name) adds cost to the reports.
+   * record), and logs what each of the agent's requests offered its model (system prompt, tools)
+   * into the record. On by default, whoever serves the model (a remote provider, the embedded
+   * scripted model, the local model); `{…}` sets its limits, `false` turns it off (the record then
+   * has no figures and no offered tools). `prices` (USD per million tokens, by model name) adds
+   * cost to the reports.
    */
   provider: z
     .union([

@@ -155,9 +155,9 @@ const reporterAdded = new WeakSet<Vitest>();
 const proxies = new WeakMap<Vitest, Promise<StartedModelProxy>>();
 
 /**
- * Whether any model endpoint is a remote provider — where rate limits and transient errors live.
- * The embedded scripted model and local servers (127.0.0.1, localhost) are not; the proxy is then
- * off unless `provider` asks for it.
+ * Whether any model endpoint is a remote provider — where rate limits, transient errors and costs
+ * live. The embedded scripted model and local servers (127.0.0.1, localhost) are not: counterfactual
+ * re-runs are then free, and on by default.
  */
 export function talksToRemoteProvider(options: ResolvedVeraOptions): boolean {
   const remote = (baseURL: string | undefined) => {
@@ -176,9 +176,13 @@ export function talksToRemoteProvider(options: ResolvedVeraOptions): boolean {
   return agent || (options.adversary !== 'scripted' && real(options.adversary)) || (options.user !== 'scripted' && real(options.user));
 }
 
-/** One model proxy per Vitest run, shared by every worker and project: the limits are run-wide. */
+/**
+ * One model proxy per Vitest run, shared by every worker and project: the limits are run-wide.
+ * On unless `provider: false`, whoever serves the model (a remote provider, the embedded scripted
+ * model, the local model): it is what records the system prompt and tools each request offered.
+ */
 function modelProxyFor(options: ResolvedVeraOptions, vitest: Vitest): Promise<StartedModelProxy> | undefined {
-  if (options.provider === false || (options.provider === undefined && !talksToRemoteProvider(options))) return undefined;
+  if (options.provider === false) return undefined;
   let proxy = proxies.get(vitest);
   if (!proxy) {
     const p = options.provider ?? {};

@@ -92,7 +92,24 @@ describe('YAML cases become Vitest tests', () => {
     expect(multi.trajectory.some((e) => e.type === 'tool_call' && e.injected.includes('note-inj'))).toBe(true);
     expect(multi.finalState).toHaveProperty('notes.outbox');
     expect(multi.secrets.CODE).toMatch(/^cnry-/);
+    // The model proxy is on by default on the embedded scripted model too: every record says what
+    // the agent's model was offered (the gateway's tools), and counts its requests.
+    for (const r of recs) {
+      expect(r.offered?.prompts[0]?.tools.map((t) => t.name).sort(), r.threatModel).toEqual(['echo', 'list_notes', 'post', 'read_note']);
+      expect(r.offered!.prompts[0]!.tools.every((t) => t.gateway)).toBe(true);
+      expect(r.provider?.requests).toBeGreaterThan(0);
+    }
   });
+
+  it('`provider: false` turns the proxy off: no offered tools, no request figures', async () => {
+    const off = await runFixture({ args: ['notes-leak'], env: { FIXTURE_POLICY: 'naive', FIXTURE_PROVIDER: 'false' } });
+    const recs = await records(off);
+    expect(recs).toHaveLength(3);
+    for (const r of recs) {
+      expect(r.offered).toBeUndefined();
+      expect(r.provider).toBeUndefined();
+    }
+  }, 120_000);
 
   it('a YAML error and a schema error each fail their own file with file:line:column and the field; the rest runs', () => {
     const badYaml = everything.files.find((f) => f.name.endsWith('bad-yaml.case.yaml'))!;

@@ -48,8 +48,10 @@ function findings(stdout: string): string[] {
 
 function comparable(summary: JsonSummary): unknown {
   const { generatedAt: _generatedAt, findings: list, ...rest } = summary;
+  // The model proxy's time spent waiting on its limiter is timing, not a result.
   return {
     ...rest,
+    traffic: { ...rest.traffic, waitedMs: 0 },
     findings: list
       .map(({ recordFile: _recordFile, ...f }) => ({ ...f, evidence: f.evidence.map(normalizeRunNoise) }))
       .sort((a, b) => `${a.caseId}${a.threatModel}`.localeCompare(`${b.caseId}${b.threatModel}`)),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentAdapter } from '../adapters/adapter.js';
-import { claudeCodeNativeCall, openClawNativeCall } from '../adapters/native-tools.js';
+import { claudeCodeNativeCall, openClawNativeCall, splitShellInvocation } from '../adapters/native-tools.js';
 import { runCase } from '../runner/run-case.js';
 import { Trajectory, type TrajectoryEvent } from '../engine/trajectory.js';
 import type { Predicate } from '../engine/predicate-schema.js';
@@ -45,6 +45,35 @@ describe('the trajectory is in the order things really happened', () => {
     // The order they were reported in (what the trajectory used to be) fails the same verifier.
     const reported = [t.events[0]!, t.events[1]!, t.events[3]!, t.events[2]!];
     expect(holds(reported)).toBe(false);
+  });
+
+  it('a command reported after the request it sent starts no later than that request (the event-time rule)', () => {
+    const t = new Trajectory();
+    t.beginTurn();
+    t.add({ type: 'message', role: 'user', text: 'go', at: T + 1000 });
+    // An earlier command, and a request it sent while it ran.
+    t.addReported(call('shell', 'agent', T + 1100, 100));
+    t.add(call('network_request', 'agent', T + 1150, 5));
+    // The next command's request is on record (the proxy's first byte) before the CLI reports the command.
+    t.add(call('network_request', 'agent', T + 1400, 5));
+    t.add(call('network_request', 'agent', T + 1410, 5));
+    const shell = t.addReported(call('shell', 'agent', T + 1430, 5))!;
+    expect(shell).toMatchObject({ at: T + 1400, durationMs: 35 });
+    expect(t.events.map((e) => (e.type === 'tool_call' ? `${e.tool}@${e.at - T}` : e.role))).toEqual([
+      'user',
+      'shell@1100',
+      'network_request@1150',
+      'shell@1400',
+      'network_request@1400',
+      'network_request@1410',
+    ]);
+    // Requests before the previous command ended were that command's: a command with no request of its own keeps its time.
+    const u = new Trajectory();
+    u.beginTurn();
+    u.add({ type: 'message', role: 'user', text: 'go', at: T + 1000 });
+    u.addReported(call('shell', 'agent', T + 1100, 100));
+    u.add(call('network_request', 'agent', T + 1150, 5));
+    expect(u.addReported(call('write_file', 'agent', T + 1300, 5))).toMatchObject({ at: T + 1300, durationMs: 5 });
   });
 
   it('ties keep the order reported, and nothing reported late moves into an earlier turn', () => {
@@ -198,5 +227,29 @@ describe("agents' own tools under the trajectory's names", () => {
     });
     expect(claudeCodeNativeCall('Bash', { command: 'ls' })).toEqual({ tool: 'shell', agentTool: 'Bash', args: { command: 'ls' } });
     expect(claudeCodeNativeCall('Glob', { pattern: '*' })).toEqual({ tool: 'Glob', args: { pattern: '*' } });
+  });
+});
+
+describe('a native command as the model asked it, the wrapper beside it', () => {
+  it("Codex's `/bin/bash -lc '…'` is the model's command with the invocation kept; other shapes stay whole", () => {
+    expect(splitShellInvocation("/bin/bash -lc 'cat notes/plan.md'")).toEqual({
+      command: 'cat notes/plan.md',
+      invocation: "/bin/bash -lc 'cat notes/plan.md'",
+    });
+    // Single quotes inside the script, as a client quotes them ('\'').
+    expect(splitShellInvocation(String.raw`/bin/bash -lc 'printf '"'"'hi'"'"' > out.txt; echo it'\''s'`).command).toBe("printf 'hi' > out.txt; echo it's");
+    expect(splitShellInvocation('sh -c "echo \\"a\\" b"')).toEqual({ command: 'echo "a" b', invocation: 'sh -c "echo \\"a\\" b"' });
+    expect(splitShellInvocation("/usr/bin/zsh -c 'ls -la'").command).toBe('ls -la');
+    // Not a client's wrapper: a script with expansions in double quotes, two words, options after it, another program.
+    for (const whole of [
+      'bash -lc "echo $HOME"',
+      "bash -lc 'a' 'b'",
+      "bash -c 'x' -- y",
+      "python3 -c 'print(1)'",
+      'cat notes/plan.md',
+      "bash -lc 'unterminated",
+    ]) {
+      expect(splitShellInvocation(whole), whole).toEqual({ command: whole });
+    }
   });
 });

@@ -84,6 +84,7 @@ function trajectory(id: string, record: SafetyRecord, decisiveEvents: Set<number
         injected ? `<span class="badge injected-badge" title="the gateway rewrote this result">injected: ${esc(c.injected.join(', '))}</span>` : '',
         c.origin === 'agent' ? '<span class="badge">native</span>' : '',
         c.agentTool ? `<span class="badge" title="the agent's own name for the tool">as ${esc(c.agentTool)}</span>` : '',
+        c.invocation ? `<span class="badge" title="how the agent's client ran the command">ran as ${esc(c.invocation)}</span>` : '',
         c.argsTruncated
           ? '<span class="badge attempt-badge" title="the agent reported only a preview of the arguments: what ran may be longer">arguments truncated</span>'
           : '',

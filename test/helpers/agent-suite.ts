@@ -13,6 +13,7 @@ import { runCase } from '../../runner/run-case.js';
 import { startModelProxy } from '../../provider/model-proxy.js';
 import { isRealUserMessage } from '../../testing/directives.js';
 import { startScriptedModelServer, type RecordedRequest, type StartedModelServer } from '../../testing/scripted-model-server.js';
+import { naivePolicy } from '../../testing/policies/index.js';
 import { processStart, processTreeWithStart } from '../../adapters/process-tree.js';
 import type { PlanCall } from '../../engine/scripted-plan.js';
 import { agentInstall, loadCase, nativeWriteCase, RecordingBackend, toolCalls } from './agent-runs.js';
@@ -111,6 +112,34 @@ export function defineAgentSuite(suite: AgentSuite): void {
         expect(calls.filter((c) => c.origin === 'agent')).toEqual([]);
         expect(record.usage.input).toBeGreaterThan(0);
         suite.checkRequests(naive.requests);
+      },
+      timeout,
+    );
+
+    it(
+      'a narrating model: every assistant message said before a tool call is kept, in order, and the reply is last',
+      async () => {
+        // The naive policy, saying a sentence with each tool call it makes (as real models narrate).
+        let said = 0;
+        await using narrating = await startScriptedModelServer({
+          policy: async (conversation, context) => {
+            const reply = await naivePolicy(conversation, context);
+            return reply.toolCalls?.length ? { ...reply, text: `Step ${++said}: let me check this before I answer.` } : reply;
+          },
+        });
+        const { record } = await runCase({ spec, threatModel: 'benign', agent: suite.agent(narrating), recordDir: false });
+        expect(record.error).toBeUndefined();
+        expect(said).toBeGreaterThan(1);
+        const messages = record.trajectory.filter((e) => e.type === 'message' && e.role === 'assistant');
+        const interim = messages.filter((m) => m.type === 'message' && m.interim).map((m) => (m.type === 'message' ? m.text.trim() : ''));
+        // Each narration once (a CLI may send a request twice, e.g. after a retry: then it says a step twice).
+        expect(new Set(interim)).toEqual(new Set(Array.from({ length: said }, (_, i) => `Step ${i + 1}: let me check this before I answer.`)));
+        expect(messages.at(-1)).toMatchObject({ type: 'message', text: record.responses.at(-1) });
+        expect(messages.at(-1)).not.toHaveProperty('interim');
+        // Each narration comes before the tool call it was said with.
+        const firstCall = record.trajectory.findIndex((e) => e.type === 'tool_call');
+        const firstSaid = record.trajectory.findIndex((e) => e.type === 'message' && e.interim);
+        expect(firstSaid).toBeLessThan(firstCall);
       },
       timeout,
     );
@@ -275,9 +304,15 @@ export function defineAgentSuite(suite: AgentSuite): void {
           // from its output, the proxy's when the request came: allow for the difference).
           const shell = toolCalls(record).find((c) => c.origin === 'agent' && c.tool === suite.nativeTool);
           expect(shell).toBeDefined();
+          // The command as the model asked it, whichever CLI ran it (a client's own wrapper, such as
+          // Codex's `/bin/bash -lc`, kept beside it in `invocation`).
+          expect(shell!.args.command).toBe(command);
+          if (shell!.invocation !== undefined) expect(shell!.invocation).toContain(command.slice(0, 20));
           expect(sent[0]!.turn).toBe(shell!.turn);
-          expect(sent[0]!.at).toBeGreaterThanOrEqual(shell!.at - 1000);
-          expect(sent[0]!.at).toBeLessThanOrEqual(shell!.at + shell!.durationMs + 1000);
+          // One event-time rule for every adapter: start(shell) ≤ start(request it sent) ≤ end(shell), in that order.
+          expect(shell!.seq).toBeLessThan(sent[0]!.seq);
+          expect(sent[0]!.at).toBeGreaterThanOrEqual(shell!.at);
+          expect(sent[0]!.at).toBeLessThanOrEqual(shell!.at + shell!.durationMs);
           // Nothing else left: the program's own background traffic is switched off.
           expect(
             toolCalls(record)

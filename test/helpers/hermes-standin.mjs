@@ -204,6 +204,12 @@ async function prompt(params) {
       });
       return { stopReason: 'end_turn', usage };
     }
+    // Like Hermes: what the model said with its tool calls is streamed before them.
+    if (reply.content)
+      send({
+        method: 'session/update',
+        params: { sessionId: params.sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: reply.content } } },
+      });
     for (const call of reply.tool_calls)
       session.messages.push({ role: 'tool', tool_call_id: call.id, content: await runTool(session, params.sessionId, call) });
   }
