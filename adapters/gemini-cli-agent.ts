@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgentError, type AgentAdapter, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
+import { ProgramReport } from './agent-report.js';
 import { ProgramSession, perTurnProgram } from './agent-session.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { GEMINI_CLI_PROGRAM, locateProgram, type CliProgramOptions } from './agent-programs.js';
@@ -69,13 +70,17 @@ export function geminiCliAgent(options: GeminiCliAgentOptions): AgentAdapter {
       const program = locateProgram({ ...GEMINI_CLI_PROGRAM, configured: options.binary });
       const spawn = spawnerOf(ctx, { network: [geminiEndpoint(options, ctx)], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'gemini', ctx.signal, [program]);
+      const report = new ProgramReport('gemini-cli', program);
       try {
-        await home.write('.gemini/settings.json', JSON.stringify(geminiCliSettings(options, ctx), null, 2), ctx.signal);
+        // No secret in it: the key is passed in GEMINI_API_KEY.
+        const settings = JSON.stringify(geminiCliSettings(options, ctx), null, 2);
+        await home.write('.gemini/settings.json', settings, ctx.signal);
+        report.addConfig('settings.json', settings);
       } catch (error) {
         await home.remove();
         throw error;
       }
-      return new GeminiCliSession(options, ctx, spawn, program, home);
+      return new GeminiCliSession(options, ctx, spawn, program, home, report);
     },
   };
 }
@@ -91,10 +96,11 @@ class GeminiCliSession extends ProgramSession {
     private readonly spawn: SpawnFn,
     private readonly program: string,
     home: AgentHome,
+    private readonly programReport: ProgramReport,
     /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
     private readonly turns = new TurnProcesses(),
   ) {
-    super('gemini', perTurnProgram(turns), home);
+    super('gemini', perTurnProgram(turns), home, programReport);
   }
 
   private get env(): Record<string, string> {
@@ -120,6 +126,7 @@ class GeminiCliSession extends ProgramSession {
     const args = [`--prompt=${message}`, '--output-format', 'stream-json', '--model', this.options.model, '--approval-mode=yolo', ...session];
     const proc = startAgentProcess(this.spawn, 'gemini', this.program, args, { cwd: this.ctx.workspace, env: this.env });
     this.turns.add(proc);
+    const turnReport = this.programReport.beginTurn();
     proc.endInput();
     let response = '';
     let result: { status: string; usage: AgentTurn['usage']; error?: string } | undefined;
@@ -173,7 +180,10 @@ class GeminiCliSession extends ProgramSession {
       }
     });
     const timeoutMs = (this.options.turnTimeoutSeconds ?? 600) * 1000;
-    const { code, signal: killed } = await proc.race(proc.exited, { signal, timeoutMs, exitIsFailure: false });
+    // The turn's entry is filled however it ends: a killed or hung turn's stderr matters most.
+    const { code, signal: killed } = await proc
+      .race(proc.exited, { signal, timeoutMs, exitIsFailure: false })
+      .finally(() => this.programReport.endTurn(turnReport, proc.stderrTail(), proc.exit));
     // Whatever the program left running after a crash goes with it.
     if (killed || code !== 0) proc.kill();
     const detail = () => proc.stderrTail() || errors.join('\n');

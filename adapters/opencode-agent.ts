@@ -1,5 +1,6 @@
 import { AgentError, type AgentAdapter, type AgentStartContext, type AgentTurn, modelEndpoint } from './adapter.js';
 import { AgentHome } from './agent-home.js';
+import { ProgramReport } from './agent-report.js';
 import { ProgramSession, perTurnProgram } from './agent-session.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
 import { locateProgram, OPENCODE_PROGRAM, type CliProgramOptions } from './agent-programs.js';
@@ -86,15 +87,19 @@ export function openCodeAgent(options: OpenCodeAgentOptions): AgentAdapter {
       const program = locateProgram({ ...OPENCODE_PROGRAM, configured: options.binary });
       const spawn = spawnerOf(ctx, { network: [openCodeEndpoint(options, ctx)], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
       const home = await AgentHome.create(spawn, 'opencode', ctx.signal, [program]);
+      const report = new ProgramReport('opencode', program);
       try {
-        await home.write('config/opencode/opencode.json', JSON.stringify(openCodeConfig(options, ctx), null, 2), ctx.signal);
+        // No secret in it: the key is read from the variable `{env:…}` names.
+        const config = JSON.stringify(openCodeConfig(options, ctx), null, 2);
+        await home.write('config/opencode/opencode.json', config, ctx.signal);
+        report.addConfig('opencode.json', config);
         await home.write('config/opencode/package-lock.json', PLUGIN_LOCK_STUB, ctx.signal);
         await home.write('config/opencode/node_modules/.keep', '', ctx.signal);
       } catch (error) {
         await home.remove();
         throw error;
       }
-      return new OpenCodeSession(options, ctx, spawn, program, home);
+      return new OpenCodeSession(options, ctx, spawn, program, home, report);
     },
   };
 }
@@ -108,10 +113,11 @@ class OpenCodeSession extends ProgramSession {
     private readonly spawn: SpawnFn,
     private readonly program: string,
     home: AgentHome,
+    private readonly programReport: ProgramReport,
     /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
     private readonly turns = new TurnProcesses(),
   ) {
-    super('opencode', perTurnProgram(turns), home);
+    super('opencode', perTurnProgram(turns), home, programReport);
   }
 
   private get env(): Record<string, string> {
@@ -145,9 +151,12 @@ class OpenCodeSession extends ProgramSession {
     const args = ['run', '--format', 'json', ...(this.sessionId ? ['--session', this.sessionId] : ['--title', ''])];
     const proc = startAgentProcess(this.spawn, 'opencode', this.program, args, { cwd: this.ctx.workspace, env: this.env });
     this.turns.add(proc);
+    const turnReport = this.programReport.beginTurn();
     proc.write(message);
     proc.endInput();
     let stepText: string[] = [];
+    /** When the step's first text not yet recorded began (OpenCode's clock for the part). */
+    let saidAt: number | undefined;
     /** How many of the step's texts are already recorded as interim messages (said before a tool call). */
     let narrated = 0;
     let response = '';
@@ -163,6 +172,7 @@ class OpenCodeSession extends ProgramSession {
           narrated = 0;
           break;
         case 'text':
+          if (stepText.length === narrated) saidAt = event.part.time?.start ?? Date.now();
           stepText.push(event.part.text);
           // The reply is the text of the last step that said something (earlier steps' text is narration between tool calls).
           response = stepText.join('\n').trim();
@@ -170,7 +180,7 @@ class OpenCodeSession extends ProgramSession {
         case 'tool_use': {
           // What the step said before this tool call is an interim message (the trajectory keeps the last one as the reply when nothing follows).
           const said = stepText.slice(narrated).join('\n').trim();
-          if (said !== '') this.ctx.recordMessage?.({ text: said, at: event.part.state.time?.start ?? Date.now() });
+          if (said !== '') this.ctx.recordMessage?.({ text: said, at: Math.min(saidAt ?? Date.now(), event.part.state.time?.start ?? Date.now()) });
           narrated = stepText.length;
           this.recordTool(event.part);
           break;
@@ -187,7 +197,10 @@ class OpenCodeSession extends ProgramSession {
       }
     });
     const timeoutMs = (this.options.turnTimeoutSeconds ?? 600) * 1000;
-    const { code, signal: killed } = await proc.race(proc.exited, { signal, timeoutMs, exitIsFailure: false });
+    // The turn's entry is filled however it ends: a killed or hung turn's stderr matters most.
+    const { code, signal: killed } = await proc
+      .race(proc.exited, { signal, timeoutMs, exitIsFailure: false })
+      .finally(() => this.programReport.endTurn(turnReport, proc.stderrTail(), proc.exit));
     // Whatever the program left running after a crash goes with it.
     if (killed || code !== 0) proc.kill();
     if (errors.length > 0) throw new AgentError(`opencode turn failed: ${errors.join('; ')}`, proc.stderrTail());

@@ -27,7 +27,11 @@ const tokens = z.looseObject({
 
 export const openCodeEvent = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('step_start'), sessionID: z.string() }),
-  z.looseObject({ type: z.literal('text'), sessionID: z.string(), part: z.looseObject({ text: z.string() }) }),
+  z.looseObject({
+    type: z.literal('text'),
+    sessionID: z.string(),
+    part: z.looseObject({ text: z.string(), time: z.looseObject({ start: z.number().optional(), end: z.number().optional() }).optional() }),
+  }),
   z.looseObject({ type: z.literal('reasoning'), sessionID: z.string() }),
   z.looseObject({
     type: z.literal('tool_use'),

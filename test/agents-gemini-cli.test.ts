@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GEMINI_CLI_PROGRAM } from '../adapters/agent-programs.js';
+import { join } from 'node:path';
+import { agentsDir, GEMINI_CLI_PROGRAM } from '../adapters/agent-programs.js';
 import { geminiCliAgent } from '../adapters/gemini-cli-agent.js';
 import { runCase } from '../runner/run-case.js';
 import { isRealUserMessage } from '../testing/directives.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
-import { agentInstall, caseFromYaml, loadCase, RecordingBackend, toolCalls } from './helpers/agent-runs.js';
+import { agentInstall, caseFromYaml, loadCase, packageJsonVersion, RecordingBackend, toolCalls } from './helpers/agent-runs.js';
 
 /**
  * The real Gemini CLI (scripts/install-agents.sh → .agents/gemini-cli, on this machine's Node 20)
@@ -26,6 +27,12 @@ defineAgentSuite({
   nativeDirective: (text) => `ACTION: run_shell_command ${JSON.stringify({ command: `printf '${text}' > out.txt` })}`,
   shellDirective: (command) => `ACTION: run_shell_command ${JSON.stringify({ command })}`,
   nativeTool: 'shell',
+  reviewer: {
+    ownTools: ['run_shell_command', 'write_file', 'replace', 'read_file'],
+    systemPrompt: /Gemini CLI|interactive CLI agent/,
+    installedVersion: () => packageJsonVersion(join(agentsDir(), 'gemini-cli/node_modules/@google/gemini-cli/package.json')),
+    programPerTurn: true,
+  },
   checkRequests(requests) {
     // Only streamed generateContent calls of the configured model: no countTokens, no model
     // listing, no other endpoint (usage statistics and update checks are off).

@@ -34,6 +34,8 @@ defineAgentSuite({
   nativeDirective: (text) => `ACTION: terminal {"command": "printf '${text}' > out.txt"}`,
   shellDirective: (command) => `ACTION: terminal ${JSON.stringify({ command })}`,
   nativeTool: 'shell',
+  // Real Hermes (below) passes the reviewer's checks.
+  reviewer: 'stand-in',
   checkRequests(requests) {
     const model = requests.filter((r) => r.path === '/v1/chat/completions');
     expect(model[0]!.conversation!.tools.map((t) => t.name)).toContain('mcp__vera__forward_email');

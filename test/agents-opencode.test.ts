@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPENCODE_PROGRAM } from '../adapters/agent-programs.js';
+import { join } from 'node:path';
+import { agentsDir, OPENCODE_PROGRAM } from '../adapters/agent-programs.js';
 import { openCodeAgent, openCodeConfig } from '../adapters/opencode-agent.js';
 import { openCodeNativeCall, openCodeToolResult, parseOpenCodeEvent } from '../adapters/opencode-events.js';
 import { runCase } from '../runner/run-case.js';
 import { isRealUserMessage, resolveToolName, toolNameMatches } from '../testing/directives.js';
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
-import { agentInstall, caseFromYaml, toolCalls } from './helpers/agent-runs.js';
+import { agentInstall, caseFromYaml, packageJsonVersion, toolCalls } from './helpers/agent-runs.js';
 
 /**
  * The real OpenCode (scripts/install-agents.sh → .agents/opencode: opencode-ai's platform binary)
@@ -24,6 +25,12 @@ defineAgentSuite({
   nativeDirective: (text) => `ACTION: bash ${JSON.stringify({ command: `printf '${text}' > out.txt`, description: 'Write the note' })}`,
   shellDirective: (command) => `ACTION: bash ${JSON.stringify({ command, description: 'Run the command' })}`,
   nativeTool: 'shell',
+  reviewer: {
+    ownTools: ['bash', 'edit', 'read', 'write'],
+    systemPrompt: /opencode/i,
+    installedVersion: () => packageJsonVersion(join(agentsDir(), 'opencode/node_modules/opencode-ai/package.json')),
+    programPerTurn: true,
+  },
   budgetSeconds: 90,
   checkRequests(requests) {
     // Only model requests, each with the tool list: no model listing, no title request (the

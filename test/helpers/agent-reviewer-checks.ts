@@ -143,7 +143,8 @@ export function defineReviewerChecks(suite: AgentSuite, checks: ReviewerChecks, 
       for (const own of checks.ownTools) expect(names).toContain(own);
       const gateway = prompt.tools
         .filter((t) => t.gateway)
-        .map((t) => baseToolName(t.name))
+        // OpenCode's `vera_<tool>` (one underscore) is not a separator baseToolName may cut.
+        .map((t) => baseToolName(t.name).replace(/^vera_/, ''))
         .sort();
       expect(gateway).toEqual(['append_file', 'delete_file', 'list_files', 'move_file', 'read_file', 'search_files', 'share_file', 'write_file']);
       expect(prompt.tools.length).toBeGreaterThan(gateway.length + checks.ownTools.length - 1);
