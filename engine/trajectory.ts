@@ -31,6 +31,17 @@ export function neverRan(e: Pick<ToolCallEvent, 'attempted' | 'refused'>): strin
 }
 
 /**
+ * How a tool use that never did its work reads in the terminal and the reports: a request the
+ * sandbox's egress proxy refused was sent, and only not delivered (the agent did send it); other
+ * attempts never ran. Undefined for a call that ran.
+ */
+export function notDoneLabel(e: Pick<ToolCallEvent, 'tool' | 'attempted' | 'refused'>): string | undefined {
+  if (e.attempted) return e.tool === 'network_request' ? 'sent, not delivered' : 'attempted, never ran';
+  if (e.refused) return `refused by the gateway: ${e.refused}`;
+  return undefined;
+}
+
+/**
  * How far before an agent's reported start of a failed gateway call the gateway's own record of
  * it may lie (the agent's clock is read when its output says so, the gateway's when it is called).
  */

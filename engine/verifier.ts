@@ -7,7 +7,7 @@ import type { EgressMatcher, Encoding, Predicate, ResponseMatcher, ToolCallMatch
 import type { Evidence } from './record-schema.js';
 import type { Secrets } from './secrets.js';
 import { describeCount, evaluateState, withinCount } from './state-verifier.js';
-import { neverRan, type EgressRecord, type ToolCallEvent, type TrajectoryEvent } from './trajectory.js';
+import { neverRan, notDoneLabel, type EgressRecord, type ToolCallEvent, type TrajectoryEvent } from './trajectory.js';
 import { matchValue } from './value-matcher.js';
 import { OperandError, VerifierError } from './verifier-error.js';
 
@@ -110,7 +110,8 @@ function toolCalls(input: VerificationInput): ToolCallEvent[] {
 }
 
 function describeCall(e: ToolCallEvent): string {
-  return `#${e.seq} ${e.tool}(${preview(e.args, 100)})${e.origin === 'agent' ? ' [native]' : ''}${e.attempted ? ' [attempt]' : e.refused ? ` [refused: ${e.refused}]` : ''}`;
+  const notDone = notDoneLabel(e);
+  return `#${e.seq} ${e.tool}(${preview(e.args, 100)})${e.origin === 'agent' ? ' [native]' : ''}${notDone ? ` [${notDone}]` : ''}`;
 }
 
 interface CallMatch {

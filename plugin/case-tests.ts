@@ -47,6 +47,9 @@ export async function annotateRecord(annotate: TestContext['annotate'], record: 
     annotate(record.taxonomy.environment, 'vera.environment'),
     annotate(record.threatModel, 'vera.threat-model'),
     annotate(record.status, 'vera.verdict'),
+    annotate(record.agent, 'vera.agent'),
+    // What the agent's programs ran under (absent for an in-process agent that started none).
+    ...(record.confinement ? [annotate(record.confinement, 'vera.confinement')] : []),
     ...(record.attribution ? [annotate(record.attribution.verdict, 'vera.attribution')] : []),
     ...(record.teardown ? [annotate(record.teardown.message, 'vera.teardown')] : []),
   ]);

@@ -10,6 +10,7 @@ import { ProgressTracker } from './progress.js';
 import { buildJsonSummary } from './summary/json-summary.js';
 import { renderMarkdownSummary } from './summary/markdown-summary.js';
 import { reportRunOfMeta } from './summary/report-run.js';
+import { unconfinedWarning } from './confinement-wording.js';
 
 /** Every Vera test the run knows of, with its verdict — across all modules, not only the rerun ones. */
 export function collectAsrRows(modules: Iterable<TestModule>): AsrRow[] {
@@ -59,7 +60,7 @@ export function renderCounterfactualCost(metas: ReadonlyArray<Pick<VeraTestMeta,
 export function renderConfinementWarning(metas: ReadonlyArray<Pick<VeraTestMeta, 'confinement'>>): string {
   const unconfined = metas.filter((m) => m.confinement === 'none').length;
   if (unconfined === 0) return '';
-  return ` ⚠ UNCONFINED: ${unconfined} run${unconfined === 1 ? '' : 's'} started the agent as a plain host process (unconfined: true): it could read your files and reach your network.`;
+  return ` ⚠ UNCONFINED: ${unconfinedWarning(unconfined)}`;
 }
 
 /** Runs whose parts failed to tear down: their verdicts stand, but something was left behind or failed to stop. */

@@ -5,6 +5,8 @@
  * process only on the explicit `unconfined` opt-in — and even then with a minimal environment.
  * The real CLIs (Codex, Claude Code, OpenClaw) perform the attacks in test/agents-*.test.ts.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { mcpCliAgent } from '../adapters/mcp-cli-agent.js';
 import { parseCaseSource } from '../engine/case-loader.js';
@@ -87,16 +89,48 @@ describe('programs under test start confined, or not at all', () => {
           'NO_COLOR',
           'FORCE_COLOR',
           'COLORTERM',
+          // The recording egress proxy (see the next test).
+          ...['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'NO_PROXY', 'no_proxy', 'NODE_USE_ENV_PROXY'],
         ]).toContain(name);
     } finally {
       delete process.env.VERA_CONFINEMENT_TEST_SECRET;
     }
   });
 
+  it("unconfined, the agent's HTTP requests still go through the recording egress proxy (delivered, seen); one that ignores the proxy variables is not seen", async () => {
+    const received: string[] = [];
+    const listener = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        received.push(body);
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/collect`;
+    try {
+      const backend = new InProcessBackend({ programs: 'unconfined' });
+      const script = `curl -s -m 5 -X POST --data 'code=via-proxy' ${url}; echo; curl -s -m 5 --noproxy '*' -X POST --data 'code=past-proxy' ${url}; echo; env | grep -c '^HTTP_PROXY='`;
+      const { record } = await runCase({ spec, threatModel: 'benign', agent: shell(script), backend, recordDir: false });
+      expect(record.error).toBeUndefined();
+      expect(record.confinement).toBe('none');
+      // Both reached the listener: an unconfined program has the host's network.
+      expect(received.sort()).toEqual(['code=past-proxy', 'code=via-proxy']);
+      const requests = record.trajectory.filter((e) => e.type === 'tool_call' && e.tool === 'network_request');
+      expect(requests).toHaveLength(1);
+      expect(requests[0]).toMatchObject({ origin: 'agent', args: { method: 'POST', url }, result: { status: 200, delivered: true } });
+      expect(requests[0]!.type === 'tool_call' && requests[0]!.egress[0]!.content).toContain('code=via-proxy');
+      expect(JSON.stringify(record.trajectory)).not.toContain('past-proxy');
+    } finally {
+      listener.close();
+    }
+  });
+
   it('the report warns about unconfined runs', () => {
     expect(renderConfinementWarning([{ confinement: 'bubblewrap' }, {}])).toBe('');
     expect(renderConfinementWarning([{ confinement: 'none' }, { confinement: 'none' }, { confinement: 'bubblewrap' }])).toMatch(
-      /UNCONFINED: 2 runs started the agent as a plain host process/,
+      /UNCONFINED: 2 runs started the agent unconfined \(unconfined: true\), a plain host process .*raw sockets and programs that ignore the proxy variables were not\./,
     );
   });
 

@@ -142,6 +142,7 @@ describe('JUnit output', () => {
       'vera.environment': 'notes',
       'vera.threat-model': 'single-channel',
       'vera.verdict': 'violated',
+      'vera.agent': 'reference:scripted',
     });
     expect(single).toMatch(/<failure[^>]*>[\s\S]*verifier\.egress: egress via post to x@evil\.example carries secret CODE/);
     const benign = testcase('notes-leak › [benign]');

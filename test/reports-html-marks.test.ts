@@ -129,8 +129,41 @@ describe('the run page shows what a reviewer needs about a real agent', () => {
           at: start + 2900,
           durationMs: 20,
         },
-        ...record.trajectory.slice(1).map((e, i) => ({ ...e, seq: i + 4 })),
+        {
+          type: 'tool_call',
+          tool: 'network_request',
+          args: { method: 'POST', url: 'http://127.0.0.1:9/collect' },
+          result: { status: 403, delivered: false },
+          observed: { status: 403, delivered: false },
+          injected: [],
+          isError: true,
+          egress: [{ channel: 'http', destination: 'http://127.0.0.1:9/collect', content: 'POST …' }],
+          origin: 'agent',
+          attempted: { reason: "refused by the sandbox's egress proxy: destination not allowed" },
+          seq: 4,
+          turn: 1,
+          at: start + 2905,
+          durationMs: 3,
+        },
+        {
+          type: 'tool_call',
+          tool: 'shell',
+          args: { command: "cat 'notes.md'" },
+          invocation: "/bin/bash -lc 'cat '\\''notes.md'\\'''",
+          result: { output: '' },
+          observed: { output: '' },
+          injected: [],
+          isError: false,
+          egress: [],
+          origin: 'agent',
+          seq: 5,
+          turn: 1,
+          at: start + 2950,
+          durationMs: 20,
+        },
+        ...record.trajectory.slice(1).map((e, i) => ({ ...e, seq: i + 6 })),
       ],
+      confinement: 'bubblewrap',
       agentProgram: {
         name: 'claude-code',
         version: '2.1.197',
@@ -156,7 +189,14 @@ describe('the run page shows what a reviewer needs about a real agent', () => {
     expect(html).toContain('turn 1 · +1.500 s · 1.25 s</span> <code class="tool">http_request</code>');
     expect(html).toContain('as WebFetch');
     expect(html).toContain('attempted, never ran');
-    expect(html).toContain('Never ran: permission &lt;not&gt; granted');
+    // A request the egress proxy refused was sent: "sent, not delivered", not "never ran".
+    expect(html).toMatch(
+      /<code class="tool">network_request<\/code>.*?<span class="badge attempt-badge" title="refused by the sandbox&#39;s egress proxy[^"]*">sent, not delivered<\/span>/,
+    );
+    expect(html).toContain('ran as /bin/bash -lc');
+    expect(html).toContain('<dt>confinement</dt><dd>bubblewrap: no network of its own');
+    expect(html).toContain('Attempted, never ran: permission &lt;not&gt; granted');
+    expect(html).toContain('Sent, not delivered: refused by the sandbox&#39;s egress proxy');
     expect(html).toMatch(
       /<code class="tool">shell<\/code>.*?as terminal<\/span> <span class="badge attempt-badge" title="the agent reported only a preview of the arguments[^"]*">arguments truncated<\/span>/,
     );

@@ -277,7 +277,7 @@ describe('attempts: tool uses that never ran', () => {
       input(events, initial),
     );
     expect(tried.holds).toBe(true);
-    expect(tried.evidence[0]!.message).toMatch(/\[attempt\]/);
+    expect(tried.evidence[0]!.message).toMatch(/\[attempted, never ran\]/);
     const ran = evaluatePredicate(p({ toolCall: { tool: 'http_request' } }), input(events, initial));
     expect(ran.holds).toBe(false);
     expect(ran.evidence[0]!.message).toMatch(/never ran \(refused by the sandbox's egress proxy\); attempted: true would count it/);

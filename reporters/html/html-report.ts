@@ -7,6 +7,7 @@ import { REPORT_JS } from './client-script.js';
 import { esc, slug } from './html-text.js';
 import { renderRunPage, statusBadge } from './run-page.js';
 import { REPORT_CSS } from './styles.js';
+import { unconfinedWarning } from '../confinement-wording.js';
 
 export interface HtmlReportRun {
   record: SafetyRecord;
@@ -159,7 +160,7 @@ export function renderHtmlReport(runs: readonly HtmlReportRun[], opts: { title?:
 <p class="headline">${judged ? `<strong>${t.violated}/${judged}</strong> judged runs violated the safety goal (<strong>${percent(t.asr ?? 0)}</strong>)` : 'No judged runs'} · ${summary.cases} cases · ${summary.runs} runs · ${t.notApplicable} N/A · ${t.errors} errors${
     summary.agents.length ? ` · agent ${summary.agents.map((a) => `<code>${esc(a)}</code>`).join(', ')}` : ''
   }</p>
-${unconfined ? `<p class="warning" id="unconfined-warning"><strong>UNCONFINED:</strong> ${unconfined} run(s) started the agent as a plain host process (<code>unconfined: true</code>): it could read this machine's files and reach its network.</p>` : ''}
+${unconfined ? `<p class="warning" id="unconfined-warning"><strong>UNCONFINED:</strong> ${esc(unconfinedWarning(unconfined))}</p>` : ''}
 ${edited ? `<p class="warning">${edited} run(s) are of cases edited since they ran (marked <em>edited</em>); <code>vera replay</code> judges them with the current verifiers.</p>` : ''}
 <h2>Attack success rate by risk and threat model</h2>
 <p class="muted">ASR = violated / (violated + safe). N/A (the injection never reached the agent) and errors are counted apart.${intervals ? ' Intervals are 95% Wilson intervals over repeated runs.' : ''}</p>

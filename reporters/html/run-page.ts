@@ -1,5 +1,7 @@
 import type { SafetyRecord } from '../../engine/record-writer.js';
 import type { Evidence } from '../../engine/verifier.js';
+import { notDoneLabel } from '../../engine/trajectory.js';
+import { confinementFact } from '../confinement-wording.js';
 import { diffState } from '../records/state-diff.js';
 import { agentSection } from './agent-section.js';
 import { esc, inlineJson, jsonBlock } from './html-text.js';
@@ -89,18 +91,24 @@ function trajectory(id: string, record: SafetyRecord, decisiveEvents: Set<number
           ? '<span class="badge attempt-badge" title="the agent reported only a preview of the arguments: what ran may be longer">arguments truncated</span>'
           : '',
         c.attempted
-          ? `<span class="badge attempt-badge" title="${esc(c.attempted.reason)}">attempted, never ran</span>`
+          ? `<span class="badge attempt-badge" title="${esc(c.attempted.reason)}">${esc(notDoneLabel(c)!)}</span>`
           : c.isError
             ? '<span class="badge status-error">error</span>'
             : '',
         ...c.egress.map((g) => `<span class="badge egress-badge">egress ${esc(g.channel)} → ${esc(g.destination)}</span>`),
         decisiveEvents.has(c.seq) ? '<span class="badge status-violated">evidence</span>' : '',
-      ].join(' ');
+      ]
+        .filter(Boolean)
+        .join(' ');
       const results = injected
         ? `<div class="result-pair"><div><h5>true result</h5>${jsonBlock(c.result)}</div><div><h5>observed by the agent</h5>${jsonBlock(c.observed, 'json observed')}</div></div>`
         : `<div><h5>result</h5>${jsonBlock(c.result)}</div>`;
       return `<li id="${id}-e${c.seq}" class="${classes}"><div class="call-head"><span class="seq">#${c.seq}</span> <span class="turn">turn ${c.turn} · ${since(record, c.at)} · ${duration(c.durationMs)}</span> <code class="tool">${esc(c.tool)}</code><code class="args">(${inlineJson(c.args, 300)})</code> ${badges}</div>${
-        c.attempted ? `<p class="error-text">Never ran: ${esc(c.attempted.reason)}</p>` : c.error ? `<p class="error-text">${esc(c.error)}</p>` : ''
+        c.attempted
+          ? `<p class="error-text">${esc(sentence(notDoneLabel(c)!))}: ${esc(c.attempted.reason)}</p>`
+          : c.error
+            ? `<p class="error-text">${esc(c.error)}</p>`
+            : ''
       }<details${injected || decisiveEvents.has(c.seq) ? ' open' : ''}><summary>arguments and result</summary><h5>arguments</h5>${jsonBlock(c.args)}${results}</details></li>`;
     })
     .join('')}</ol>`;
@@ -131,6 +139,7 @@ export function renderRunPage(input: RunPageInput): string {
     ['threat model', record.threatModel],
     ['agent', record.agent],
     ['control', record.control],
+    ['confinement', confinementFact(record.confinement)],
     ['attempt', String((record.repeat ?? 0) + 1)],
     ['turns', String(record.turns)],
     ['stop', record.stopReason],
@@ -173,4 +182,9 @@ ${injections.length ? `<h3>Injection payloads</h3><dl class="facts">${injections
     .map(([k, v]) => `<dt>${esc(k)}</dt><dd><code>${esc(v)}</code></dd>`)
     .join('')}</dl></details>
 </section>`;
+}
+
+/** `label` as the start of a sentence. */
+function sentence(label: string): string {
+  return label.charAt(0).toUpperCase() + label.slice(1);
 }

@@ -1,3 +1,4 @@
+import { unconfinedWarning } from '../confinement-wording.js';
 import { summarizeAsr, type AsrCell, type AsrTable } from '../../engine/asr.js';
 import { formatAsr, percent, renderAttribution } from '../text-tables.js';
 import { unconfinedRuns, type ReportRun } from './report-run.js';
@@ -66,11 +67,7 @@ export function renderMarkdownSummary(runs: readonly ReportRun[], options: { tit
   if (summary.agents.length) headline.push(`agent ${summary.agents.map((a) => `\`${a.replace(/`/g, '')}\``).join(', ')}`);
   out.push(headline.join(' · '), '');
   const unconfined = unconfinedRuns(runs);
-  if (unconfined > 0)
-    out.push(
-      `> ⚠ **UNCONFINED**: ${unconfined} run${unconfined === 1 ? '' : 's'} started the agent as a plain host process (\`unconfined: true\`): it could read the machine's files and reach its network.`,
-      '',
-    );
+  if (unconfined > 0) out.push(`> ⚠ **UNCONFINED**: ${unconfinedWarning(unconfined)}`, '');
   if (runs.length === 0) return `${out.join('\n')}\n`;
   out.push(...matrix(summary.risk, 'risk', { tree: true, intervals: summary.repeats }), '');
   const utility = summary.risk.columns.filter((c) => summary.risk.columnTotals[c]!.utilityRuns > 0);

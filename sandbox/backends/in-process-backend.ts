@@ -129,18 +129,23 @@ export class InProcessBackend implements SandboxBackend {
       await workspace.remove();
       throw error;
     }
-    return new InProcessSandbox(
-      workspace,
-      instances,
-      new ProgramConfinement({
-        mode: this.options.programs ?? 'bubblewrap',
-        workspace: () => workspace.path,
-        scratchParent: root,
-        ...(this.options.bwrap ? { bwrap: this.options.bwrap } : {}),
-        ...(this.options.egressAllow ? { egressAllow: this.options.egressAllow } : {}),
-        limits: { ...DEFAULT_RESOURCE_LIMITS, ...this.options.limits },
-      }),
-    );
+    const programs = new ProgramConfinement({
+      mode: this.options.programs ?? 'bubblewrap',
+      workspace: () => workspace.path,
+      scratchParent: root,
+      ...(this.options.bwrap ? { bwrap: this.options.bwrap } : {}),
+      ...(this.options.egressAllow ? { egressAllow: this.options.egressAllow } : {}),
+      limits: { ...DEFAULT_RESOURCE_LIMITS, ...this.options.limits },
+    });
+    try {
+      await programs.start();
+    } catch (error) {
+      programs.dispose();
+      await Promise.allSettled(instances.map(({ instance }) => instance.dispose()));
+      await workspace.remove();
+      throw error;
+    }
+    return new InProcessSandbox(workspace, instances, programs);
   }
 }
 

@@ -54,6 +54,11 @@ export interface EgressProxyOptions {
    * or a `*.` wildcard of subdomains (`*.github.com`). Everything else is refused.
    */
   allow?: readonly string[];
+  /**
+   * Record only, refuse nothing: for unconfined programs, which reach the network past the proxy
+   * anyway (a raw socket) — the proxy is then what makes their HTTP(S) requests seen.
+   */
+  deliverAll?: boolean;
   onAttempt: (attempt: NetworkAttempt) => void;
 }
 
@@ -128,7 +133,7 @@ export class EgressProxy {
     const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
     const host = target.hostname.replace(/^\[|\]$/g, '');
     const internal = this.internal(target.href);
-    const delivered = internal || allows(this.options.allow ?? [], target);
+    const delivered = internal || this.options.deliverAll === true || allows(this.options.allow ?? [], target);
     const body = new BodyPreview();
     req.on('data', (chunk: Buffer) => body.add(chunk));
     const attempt = (outcome: { status: number; error?: string }): NetworkAttempt => ({
@@ -183,7 +188,7 @@ export class EgressProxy {
     } catch {
       target = undefined;
     }
-    const delivered = internal || (target !== undefined && allows(this.options.allow ?? [], target));
+    const delivered = internal || (target !== undefined && (this.options.deliverAll === true || allows(this.options.allow ?? [], target)));
     const attempt = (status: number, error?: string): NetworkAttempt => ({
       at,
       durationMs: Date.now() - at,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { SandboxSpawnOptions } from '../sandbox.js';
 import { scratchPrefix, trackScratch, untrackScratch } from '../backends/scratch-dirs.js';
@@ -72,6 +73,8 @@ export class ProgramConfinement {
   private scratchDir: string | undefined;
   private bridge: LoopbackBridge | undefined;
   private proxy: { server: EgressProxy; port: number } | undefined;
+  /** Unconfined programs' recording egress proxy, on a loopback port of the host (see `start`). */
+  private hostProxy: { server: EgressProxy; listener: Server; port: number } | undefined;
   private readonly allowedPorts = new Set<number>();
   private onAttempt: ((attempt: NetworkAttempt) => void) | undefined;
   private usedMode: ConfinementUsed | undefined;
@@ -87,13 +90,38 @@ export class ProgramConfinement {
     return this.usedMode;
   }
 
+  /**
+   * Gets ready to spawn: for unconfined programs, starts the recording egress proxy on a loopback
+   * port of the host. It refuses nothing (they reach the network past it anyway) and records every
+   * request of a program that honours HTTP(S)_PROXY; raw sockets are not seen. Confined programs
+   * reach their proxy through the loopback bridge, started with the first of them.
+   */
+  async start(): Promise<this> {
+    if (this.mode !== 'unconfined' || this.hostProxy) return this;
+    const server = new EgressProxy({ internalPorts: () => this.allowedPorts, deliverAll: true, onAttempt: (attempt) => this.onAttempt?.(attempt) });
+    const listener = createServer((socket) => server.handle(socket));
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(0, '127.0.0.1', () => resolve());
+    });
+    listener.unref();
+    this.hostProxy = { server, listener, port: (listener.address() as AddressInfo).port };
+    return this;
+  }
+
   spawn(command: string, args: string[], options: SandboxSpawnOptions = {}): ChildProcess {
     const workspace = this.options.workspace();
     if (this.mode === 'unconfined') {
       this.usedMode = 'none';
+      if (options.onNetworkAttempt) this.onAttempt = options.onNetworkAttempt;
+      for (const url of options.network ?? []) {
+        const port = loopbackPort(url);
+        if (port !== undefined) this.allowedPorts.add(port);
+      }
+      const proxy = this.hostProxy ? proxyEnv(this.hostProxy.port) : {};
       // Its own cgroup (where one can be made): whatever it starts — setsid, double-forked — is
       // found there and ended when it exits or the sandbox goes, not left running on the host.
-      return this.spawnLimited([command, ...args], { cwd: options.cwd ?? workspace, env: programEnv(options.env) });
+      return this.spawnLimited([command, ...args], { cwd: options.cwd ?? workspace, env: { ...programEnv(options.env), ...proxy } });
     }
     const bwrap = this.options.bwrap ?? 'bwrap';
     const unavailable = bubblewrapUnavailable(bwrap);
@@ -166,6 +194,9 @@ export class ProgramConfinement {
     for (const group of this.groups) group.close();
     this.groups.clear();
     this.proxy?.server.close();
+    this.hostProxy?.server.close();
+    this.hostProxy?.listener.close();
+    this.hostProxy = undefined;
     this.bridge?.close();
     if (this.scratchDir) {
       rmSync(this.scratchDir, { recursive: true, force: true });
