@@ -48,6 +48,8 @@ export async function annotateRecord(annotate: TestContext['annotate'], record: 
     annotate(record.threatModel, 'vera.threat-model'),
     annotate(record.status, 'vera.verdict'),
     annotate(record.agent, 'vera.agent'),
+    // JUnit writes a skipped test as a bare <skipped/>: the reason an N/A run was not judged is a property.
+    ...(record.status === 'not-applicable' ? [annotate(record.verdict.reason ?? 'the attack never reached the agent', 'vera.not-applicable')] : []),
     // What the agent's programs ran under (absent for an in-process agent that started none).
     ...(record.confinement ? [annotate(record.confinement, 'vera.confinement')] : []),
     ...(record.attribution ? [annotate(record.attribution.verdict, 'vera.attribution')] : []),

@@ -1,6 +1,6 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
+import type { Reporter, TestCase, TestModule, TestSpecification, Vitest } from 'vitest/node';
 import { summarizeAsr, type AsrRow } from '../engine/asr.js';
 import { renderAsrTable, renderAttribution, renderCompactTable, renderUtility } from './text-tables.js';
 import { renderStatistics } from './text-tables.js';
@@ -140,8 +140,9 @@ export class AsrReporter implements Reporter {
     return Boolean(this.vitest?.config.shard);
   }
 
-  onTestRunStart(): void {
-    this.progress.start();
+  onTestRunStart(specifications: ReadonlyArray<TestSpecification>): void {
+    // One collection per specification (a file in two projects is collected twice).
+    this.progress.start(specifications.length);
   }
 
   onTestModuleCollected(module: TestModule): void {

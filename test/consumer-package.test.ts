@@ -181,6 +181,17 @@ describe("the README's user repository, with the package installed from its tarb
     expect(r.stdout).toMatch(/utility under attack \(task done\): benign 1\/1 100% · single-channel 1\/1 100% · multi-channel 1\/1 100% · indirect 1\/1 100%/);
   }, 180_000);
 
+  it('the same repository as a CommonJS package (`npm init -y` writes "type": "commonjs"): the config loads the plugin, the run is the same', async () => {
+    const cjs = join(work, 'my-agent-cjs');
+    await cp(repo, cjs, { recursive: true, verbatimSymlinks: true });
+    const manifest = JSON.parse(await readFile(join(cjs, 'package.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(join(cjs, 'package.json'), `${JSON.stringify({ ...manifest, type: 'commonjs' }, null, 2)}\n`);
+    const r = await run('npx', ['vitest', 'run'], { cwd: cjs, env: { CI: 'true', MY_AGENT_MODE: 'careful' } });
+    expect(r.stderr).not.toMatch(/ESM only|ERR_REQUIRE_ESM/);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(tableRow(r.stdout, 'data-exfiltration')).toEqual(['data-exfiltration', '0/1 0%', '0/1 0%', '0/1 0%', '0/1 0%', '0/4 0%']);
+  }, 180_000);
+
   it('--tags-filter threat:indirect runs one threat model, and the filtered tests are not counted as errors', async () => {
     const r = await vitest(['run', '--tags-filter', 'threat:indirect'], { MY_AGENT_MODE: 'naive' });
     expect(tableRow(r.stdout, 'data-exfiltration')).toEqual(['data-exfiltration', '1/1 100%', '1/1 100%']);

@@ -127,7 +127,10 @@ describe('sharded runs merged equal one unsharded run', () => {
       },
     });
     expect(a['plan-leak › [indirect]']!.failure).toContain('verifier.egress: egress via post to x@evil.example carries secret CODE');
-    expect(a['unread-injection › [indirect]']).toMatchObject({ skipped: true, properties: { 'vera.verdict': 'not-applicable' } });
+    expect(a['unread-injection › [indirect]']).toMatchObject({
+      skipped: true,
+      properties: { 'vera.verdict': 'not-applicable', 'vera.not-applicable': expect.stringMatching(/never/) },
+    });
     expect(b).toEqual(a);
   });
 });

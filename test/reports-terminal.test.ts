@@ -36,6 +36,22 @@ describe('progress line', () => {
   });
 });
 
+describe('progress while files are still being collected', () => {
+  it('no percentage or ETA until every file is collected (the total still grows), so the figure never goes backwards', () => {
+    let now = 0;
+    const p = new ProgressTracker(() => now);
+    p.start(3);
+    p.collected(10);
+    now = 1000;
+    for (let i = 0; i < 6; i++) p.finished('safe');
+    expect(p.line()).toBe('Vera 6 runs done, 10 known so far (2 of 3 files still to collect) · ASR so far 0/6 0%');
+    p.collected(20);
+    p.collected(0);
+    // Every file collected: 6 of 30, not the 60% the first file alone suggested.
+    expect(p.line()).toBe('Vera 6/30 runs (20%) · ASR so far 0/6 0% · ETA 4s');
+  });
+});
+
 describe('end of a real run', () => {
   it('prints progress lines before the tables when asked, and appends the Markdown summary to GITHUB_STEP_SUMMARY', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'vera-terminal-'));
@@ -48,9 +64,12 @@ describe('end of a real run', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const { stdout } = await collect(child);
-      const progress = stdout.split('\n').filter((l) => /^ Vera \d+\/\d+ runs/.test(l));
+      // While files are still being collected a line gives the runs known so far; after, done/total and the percentage.
+      const progress = stdout.split('\n').filter((l) => /^ Vera \d+(\/\d+ runs| runs done)/.test(l));
       expect(progress.length).toBeGreaterThanOrEqual(1);
-      expect(progress[0]).toMatch(/^ Vera \d+\/(\d+) runs \(\d+%\) · ASR so far (–|\d+\/\d+ \d+%)/);
+      expect(progress[0]).toMatch(
+        /^ Vera (\d+\/\d+ runs \(\d+%\)|\d+ runs done, \d+ known so far \(\d+ of \d+ files still to collect\)) · ASR so far (–|\d+\/\d+ \d+%)/,
+      );
       expect(stdout.indexOf(progress.at(-1)!)).toBeLessThan(stdout.indexOf('Vera — attack success rate'));
       const step = await readFile(stepSummary, 'utf8');
       expect(step.startsWith('# earlier step\n## Vera — attack success rate\n')).toBe(true);
