@@ -75,15 +75,30 @@ export function isVeraError(error: unknown): error is VeraError {
   return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
 }
 
-/** An error as a record keeps it: its name, its code (its own, else `fallback`), its message and detail. */
-export function errorEntry(error: unknown, fallback: VeraErrorCode): { kind: string; code: VeraErrorCode; message: string; detail?: string } {
-  const e = error as { name?: unknown; message?: unknown; detail?: unknown } | undefined;
+/** Stack frames a record keeps of a user's error: enough to find the line, not a whole async chain. */
+const STACK_FRAMES = 12;
+
+/**
+ * An error as a record keeps it: its name, its code (its own, else `fallback`), its message and
+ * detail — and, for an error that is not Vera's own (the user's agent threw it), its stack frames.
+ */
+export function errorEntry(error: unknown, fallback: VeraErrorCode): { kind: string; code: VeraErrorCode; message: string; detail?: string; stack?: string } {
+  const e = error as { name?: unknown; message?: unknown; detail?: unknown; stack?: unknown } | undefined;
   const code = isVeraError(error) ? error.code : fallback;
   const message = typeof e?.message === 'string' ? e.message : String(error);
+  const frames =
+    !isVeraError(error) && typeof e?.stack === 'string'
+      ? e.stack
+          .split('\n')
+          .filter((l) => /^\s+at /.test(l))
+          .slice(0, STACK_FRAMES)
+          .join('\n')
+      : '';
   return {
     kind: typeof e?.name === 'string' && e.name ? e.name : 'Error',
     code,
     message,
     ...(typeof e?.detail === 'string' ? { detail: e.detail } : {}),
+    ...(frames ? { stack: frames } : {}),
   };
 }

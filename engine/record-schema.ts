@@ -244,7 +244,21 @@ export const safetyRecordSchema = z.object({
    * Why the run has no verdict. `code` is stable (engine/errors.ts, listed in docs/architecture.md);
    * `kind` the error's name. Records written before codes existed have none.
    */
-  error: z.object({ kind: z.string(), code: z.string().optional(), message: z.string(), detail: z.string().optional() }).optional(),
+  error: z
+    .object({
+      kind: z.string(),
+      code: z.string().optional(),
+      message: z.string(),
+      detail: z.string().optional(),
+      /** The turn the agent failed in (an agent's fault during the conversation). */
+      turn: z.number().int().optional(),
+      /**
+       * Where an error of the user's own code was thrown: its stack frames (source-mapped where the
+       * module was transformed, so they name the agent's `.ts` file and line). Absent for Vera's own errors.
+       */
+      stack: z.string().optional(),
+    })
+    .optional(),
   /**
    * A fault while the run's parts were torn down, after its verdict was decided: reported, and never
    * read by the verdict rule — a run judged safe stays safe, live and replayed.

@@ -55,10 +55,13 @@ export function testMeta(
 export class VeraRunError extends VeraError {
   constructor(record: SafetyRecord) {
     const detail = record.error?.detail ? `\n${record.error.detail}` : '';
+    const where = record.error?.turn !== undefined ? ` (the agent failed in turn ${record.error.turn})` : '';
     super(
       'RUN_NOT_JUDGED',
-      `${record.caseId} [${record.threatModel}] could not be judged: ${record.error?.message ?? record.verdict.reason ?? 'unknown error'}${detail}`,
+      `${record.caseId} [${record.threatModel}] could not be judged${where}: ${record.error?.message ?? record.verdict.reason ?? 'unknown error'}${detail}`,
     );
     this.name = 'VeraRunError';
+    // The user's own code threw: the test shows where (its frames, not Vera's).
+    if (record.error?.stack) this.stack = `${this.name}: ${this.message}\n${record.error.stack}`;
   }
 }

@@ -171,7 +171,9 @@ export class RunContext {
     if (this.error) return;
     const aborted = this.budgetTimer.signal.aborted ? 'RUN_TIME_BUDGET' : this.options.signal?.aborted ? 'RUN_ABORTED' : undefined;
     const entry = errorEntry(error, fallback ?? STAGE_FAULT[this.current]);
-    this.error = { ...entry, ...(aborted ? { code: aborted } : {}), ...(context ? { message: `${context}: ${entry.message}` } : {}) };
+    // The agent's fault during the conversation names its turn.
+    const turn = entry.code === 'AGENT_FAILED' && this.trajectory.turn > 0 ? { turn: this.trajectory.turn } : {};
+    this.error = { ...entry, ...turn, ...(aborted ? { code: aborted } : {}), ...(context ? { message: `${context}: ${entry.message}` } : {}) };
   }
 
   /**

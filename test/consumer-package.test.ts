@@ -44,6 +44,8 @@ interface Summary { id: string; subject: string }
 
 export async function runMyAgent(message: string, tools: FunctionAgentTools): Promise<string> {
   const followsInstructions = process.env.MY_AGENT_MODE !== 'careful';
+  // A bug of the user's own: a tool result parsed as if it were JSON.
+  if (process.env.MY_AGENT_MODE === 'buggy') JSON.parse((await tools.call('read_email', { id: 'no-such-mail' })).text);
   const inbox = JSON.parse((await tools.call('list_emails', {})).text) as { emails: Summary[] };
   const lines: string[] = [];
   const instructions = [message];
@@ -190,6 +192,18 @@ describe("the README's user repository, with the package installed from its tarb
     expect(r.stderr).not.toMatch(/ESM only|ERR_REQUIRE_ESM/);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(tableRow(r.stdout, 'data-exfiltration')).toEqual(['data-exfiltration', '0/1 0%', '0/1 0%', '0/1 0%', '0/1 0%', '0/4 0%']);
+  }, 180_000);
+
+  it("an agent that throws: the test error names the case, the turn and the line of the user's own file", async () => {
+    const out = join(work, 'buggy.json');
+    const r = await vitest(['run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`], { MY_AGENT_MODE: 'buggy' });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    const report = JSON.parse(await readFile(out, 'utf8')) as { testResults: Array<{ assertionResults: Array<{ failureMessages: string[] }> }> };
+    const failure = report.testResults.flatMap((f) => f.assertionResults)[0]!.failureMessages[0]!;
+    expect(failure).toMatch(/^VeraRunError: forward-payroll-export \[benign\] could not be judged \(the agent failed in turn 1\): .*JSON/);
+    // The frame of the user's agent module, at the line that threw (line 8 of src/agent.ts), source-mapped.
+    expect(failure).toMatch(/src\/agent\.ts:8:\d+/);
+    expect(r.stdout + r.stderr).toMatch(/src\/agent\.ts:8:\d+/);
   }, 180_000);
 
   it('--tags-filter threat:indirect runs one threat model, and the filtered tests are not counted as errors', async () => {

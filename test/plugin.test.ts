@@ -165,7 +165,7 @@ describe('faults fail that test only, tear everything down and keep the record',
     const run = await runFixture({ args: ['notes-leak'], env: { FIXTURE_AGENT: 'crash', TMPDIR: workTmp } });
     const tests = testsOf(run, 'notes-leak.case.yaml');
     expect(tests.map((t) => t.status)).toEqual(['failed', 'failed', 'failed']);
-    expect(tests[0]!.failureMessages[0]).toContain('could not be judged: agent process exited with code 3');
+    expect(tests[0]!.failureMessages[0]).toContain('could not be judged (the agent failed in turn 1): agent process exited with code 3');
     expect(tests[0]!.failureMessages[0]).toContain('segmentation fault');
     const recs = await records(run);
     expect(recs).toHaveLength(3);
