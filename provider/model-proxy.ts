@@ -167,7 +167,7 @@ export async function startModelProxy(options: ModelProxyOptions = {}): Promise<
         });
       } catch (error) {
         grant.release(0);
-        if (aborted.signal.aborted || attempt >= retry.maxRetries) throw error;
+        if (aborted.signal.aborted || attempt >= retry.maxRetries) throw unreachable(target, error, attempt + 1);
         const wait = retryDelayMs(attempt, undefined, retry, options.random);
         count(token, (s) => {
           s.retries++;
@@ -253,4 +253,25 @@ async function relay(upstream: Response, res: ServerResponse, stream: boolean, d
   } finally {
     done(reader.end());
   }
+}
+
+/**
+ * Why the model endpoint could not be reached, naming it: undici says only "fetch failed", with the
+ * reason (ENOTFOUND, ECONNREFUSED, a certificate error) in its cause.
+ */
+function unreachable(target: string, error: unknown, attempts: number): Error {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : (error as Error).message;
+  let origin = target;
+  try {
+    origin = new URL(target).origin;
+  } catch {
+    // Not a URL: named as it is.
+  }
+  const hint = /ENOTFOUND|EAI_AGAIN/.test(why)
+    ? " (no such host from here: set the agent's baseURL, or OPENAI_BASE_URL, to an endpoint this machine reaches)"
+    : /ECONNREFUSED/.test(why)
+      ? ' (nothing listens there: is the model server running?)'
+      : '';
+  return new Error(`cannot reach the model endpoint ${origin}: ${why}${hint}, after ${attempts} attempt${attempts === 1 ? '' : 's'}`);
 }

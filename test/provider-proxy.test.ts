@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { referenceAgent } from '../adapters/reference-agent.js';
@@ -75,6 +76,21 @@ describe('model proxy: retries honour Retry-After', () => {
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
     expect(spent.proxy.stats('run-2')).toMatchObject({ retries: 1, rateLimited: 2 });
+  });
+
+  it('an endpoint it cannot reach is a 502 naming the endpoint, the reason and what to check', async () => {
+    await using proxy = await startModelProxy({ maxRetries: 1, baseMs: 5 });
+    // A port nothing listens on: bound, then closed.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const client = new OpenAI({ baseURL: proxy.routeFor('run-x', `http://127.0.0.1:${port}/v1`), apiKey: 'k', maxRetries: 0 });
+    const error = await ask(client).catch((e: unknown) => e);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect((error as Error).message).toContain(
+      `vera model proxy: cannot reach the model endpoint http://127.0.0.1:${port}: ECONNREFUSED (nothing listens there: is the model server running?), after 2 attempts`,
+    );
   });
 
   it('a 429 pauses every request of the run, not only the one that got it', async () => {
