@@ -19,7 +19,7 @@ export async function recordsInput(
     return 2;
   }
   const dir = positional[0] ?? (await defaultRecordsDir(io.cwd));
-  const loaded = await loadRecords(dir, { cwd: io.cwd, latest: !flags['all-runs'], perAgent: flags['per-agent'] === true });
+  const loaded = await loadRecords(dir, { cwd: io.cwd, latest: !flags['all-runs'], perAgent: flags['newest-only'] !== true });
   for (const p of loaded.problems) io.err(`! ${p}`);
   if (loaded.records.length === 0) {
     io.err(`no Vera records (vera.record/v1 JSON files) under ${dir}`);

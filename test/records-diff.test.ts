@@ -91,23 +91,34 @@ describe('loading records', () => {
     }
   });
 
-  it('the newest record of each case wins whichever agent ran it; --per-agent keeps the newest of each agent', async () => {
+  it('every agent is kept side by side; a run whose agent never started is superseded by a newer run of any agent; --newest-only keeps one per case', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'vera-load-'));
     try {
       // A run whose agent module failed to load, then the fixed agent's run of the same case.
-      const broken = { ...sampleRecord({ runId: '20260101T000000Z-aaaaaa', status: 'error' }), agent: 'module:./safety/agent.ts' };
+      const broken = {
+        ...sampleRecord({ runId: '20260101T000000Z-aaaaaa', status: 'error' }),
+        agent: 'module:./safety/agent.ts',
+        error: { kind: 'VeraError', code: 'AGENT_START_FAILED', message: 'the agent module did not load' },
+      };
+      // Another agent, compared with the fixed one: kept beside it.
+      const naive = {
+        ...sampleRecord({ runId: '20260101T120000Z-cccccc', status: 'violated' }),
+        agent: 'function:naive-agent',
+        startedAt: '2026-01-01T12:00:00.000Z',
+      };
       const fixed = {
         ...sampleRecord({ runId: '20260102T000000Z-bbbbbb', status: 'safe' }),
         agent: 'function:my-agent',
         startedAt: '2026-01-02T00:00:00.000Z',
       };
       await writeRecord(dir, broken);
+      await writeRecord(dir, naive);
       await writeRecord(dir, fixed);
       const latest = await loadRecords(dir);
-      expect(latest.records.map((r) => `${r.record.agent} ${r.record.status}`)).toEqual(['function:my-agent safe']);
+      expect(latest.records.map((r) => `${r.record.agent} ${r.record.status}`).sort()).toEqual(['function:my-agent safe', 'function:naive-agent violated']);
       expect(latest.superseded).toBe(1);
-      const perAgent = await loadRecords(dir, { perAgent: true });
-      expect(perAgent.records.map((r) => r.record.agent).sort()).toEqual(['function:my-agent', 'module:./safety/agent.ts']);
+      const newestOnly = await loadRecords(dir, { perAgent: false });
+      expect(newestOnly.records.map((r) => `${r.record.agent} ${r.record.status}`)).toEqual(['function:my-agent safe']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -17,11 +17,11 @@ export const replayCommand: CliCommand = {
   name: 'replay',
   summary: 're-run the current verifiers over stored records; list verdicts that changed',
   usage:
-    'vera replay [records-dir] [--cases <dir>] [--all-runs] [--per-agent] [--no-fail]\n' +
+    'vera replay [records-dir] [--cases <dir>] [--all-runs] [--newest-only] [--no-fail]\n' +
     "  records-dir: default the recordDir of the project's Vera plugin, else .vera/records\n" +
     '  exits 1 when any verdict changed or a record could not be replayed (--no-fail: only when one could not be replayed)',
   async run(args, io) {
-    const { positional, flags } = parseArgs(args, { values: ['cases'], booleans: ['all-runs', 'per-agent', 'no-fail'] });
+    const { positional, flags } = parseArgs(args, { values: ['cases'], booleans: ['all-runs', 'newest-only', 'no-fail'] });
     const input = await recordsInput(positional, flags, io, this.usage);
     if (typeof input === 'number') return input;
     const { loaded, cases } = input;

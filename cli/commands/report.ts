@@ -19,12 +19,13 @@ export const reportCommand: CliCommand = {
   name: 'report',
   summary: 'build the HTML report and JSON/Markdown summaries from stored records',
   usage:
-    'vera report [records-dir] [--out report.html] [--json summary.json] [--markdown summary.md] [--cases <dir>] [--all-runs] [--per-agent] [--title <text>]\n' +
+    'vera report [records-dir] [--out report.html] [--json summary.json] [--markdown summary.md] [--cases <dir>] [--all-runs] [--newest-only] [--title <text>]\n' +
     "  records-dir: a run directory or the records root (default: the recordDir of the project's Vera plugin, else .vera/records);\n" +
-    '    the newest record of each case × threat model × attempt is reported (--per-agent: of each agent; --all-runs: every record)\n' +
+    '    the newest record of each agent × case × threat model × attempt is reported, every agent side by side\n' +
+    '    (--newest-only: only the newest run of each case, whichever agent; --all-runs: every record)\n' +
     "  --cases: where the current case files are (default: each record's caseFile) — records of edited cases are flagged",
   async run(args, io) {
-    const { positional, flags } = parseArgs(args, { values: ['out', 'json', 'markdown', 'cases', 'title'], booleans: ['all-runs', 'per-agent'] });
+    const { positional, flags } = parseArgs(args, { values: ['out', 'json', 'markdown', 'cases', 'title'], booleans: ['all-runs', 'newest-only'] });
     const input = await recordsInput(positional, flags, io, this.usage);
     if (typeof input === 'number') return input;
     const { loaded, cases } = input;

@@ -26,11 +26,13 @@ export function runKey(record: Pick<SafetyRecord, 'caseId' | 'threatModel' | 're
  * Every Vera record (JSON file) under `path` — a record file, a run directory, or the records
  * root holding many runs — upgraded from older versions and validated against the record schema
  * (`parseRecord`): one that does not validate is a problem naming its file and field, and the
- * others still load. With `latest` (the default), one record per case × threat model ×
+ * others still load. With `latest` (the default), one record per agent × case × threat model ×
  * attempt — the newest by `startedAt` — so a records root that accumulated many runs reports the
- * current state, whichever agent ran last (a run that failed before its agent loaded does not
- * linger beside the runs that followed); `perAgent` keeps the newest of each agent instead, to
- * compare agents. Sharded runs (one run directory per shard) combine naturally.
+ * current state of every agent that ran there, side by side. A run whose agent never started
+ * (`AGENT_START_FAILED`: its module did not load) is no agent's result: any newer run of the case
+ * supersedes it, whichever agent (the fixed module's id differs from the broken one's). `perAgent:
+ * false` keeps only the newest run of each case, whoever ran it. Sharded runs (one run directory
+ * per shard) combine naturally.
  */
 export async function loadRecords(path: string, options: { latest?: boolean; perAgent?: boolean; cwd?: string } = {}): Promise<LoadedRecords> {
   const cwd = options.cwd ?? process.cwd();
@@ -65,12 +67,21 @@ export async function loadRecords(path: string, options: { latest?: boolean; per
     else if (parsed.kind === 'problem') problems.push(`${shown(file)}: ${parsed.problem}`);
   }
   if (options.latest === false) return { records: all, problems, superseded: 0 };
+  const perAgent = options.perAgent !== false;
   const newest = new Map<string, StoredRecord>();
   for (const item of all) {
-    const key = runKey(item.record, { agent: options.perAgent === true });
+    const key = runKey(item.record, { agent: perAgent });
     const seen = newest.get(key);
     if (!seen || item.record.startedAt > seen.record.startedAt) newest.set(key, item);
   }
-  const records = [...newest.values()].sort((a, b) => a.file.localeCompare(b.file));
+  // An agent that never started left no result of its own: a newer run of the case, by any agent, replaces it.
+  const newestOfCase = new Map<string, string>();
+  for (const { record } of newest.values()) {
+    const key = runKey(record, { agent: false });
+    if ((newestOfCase.get(key) ?? '') < record.startedAt) newestOfCase.set(key, record.startedAt);
+  }
+  const records = [...newest.values()]
+    .filter(({ record }) => record.error?.code !== 'AGENT_START_FAILED' || newestOfCase.get(runKey(record, { agent: false })) === record.startedAt)
+    .sort((a, b) => a.file.localeCompare(b.file));
   return { records, problems, superseded: all.length - records.length };
 }
