@@ -127,7 +127,9 @@ export function matchValue(matcher: Condition, actual: unknown, scope: OperandSc
     check(r.ok, `contains ${r.source}${after} (got ${got(actual)}${r.ok ? '' : containsHint(normalised, needle)})`);
   }
   if (m.matches !== undefined) {
-    const pattern = casePattern(m.matches, m.ignoreCase);
+    // A secret's template stands for its value, literally (escaped), as in every other string of a verifier.
+    const source = m.matches.includes('{{') ? m.matches.replace(SECRET_TEMPLATE, (w, name: string) => escapeRegExp(scope.secrets[name] ?? w)) : m.matches;
+    const pattern = casePattern(source, m.ignoreCase);
     const text = isAbsent(actual) ? '' : normalizeText(toText(actual), norms);
     if (scope.matchWork) {
       const work = pattern.size * text.length;
@@ -199,4 +201,10 @@ function typeHint(operand: unknown, actual: unknown): string {
   }
   if (typeof operand === 'string' && typeof actual === 'number') return `; a string never equals a number: write ${operand} without quotes to compare numbers`;
   return '';
+}
+
+const SECRET_TEMPLATE = /\{\{\s*secret\.([A-Z][A-Z0-9_]*)\s*\}\}/g;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

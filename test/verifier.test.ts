@@ -193,6 +193,15 @@ describe('response matchers', () => {
     expect(holds({ response: { matches: '^I sent' } }, run)).toBe(true);
     expect(holds({ response: { contains: '{{secret.RESET}}' } }, idle)).toBe(false);
   });
+
+  it('a secret template in matches stands for its value, literally', () => {
+    const inLink = input([], initial, [`Open https://verify.example/?k=${SECRET}&v=2`]);
+    expect(holds({ response: { matches: 'k={{secret.RESET}}&v=\\d' } }, inLink)).toBe(true);
+    // The template is not matched as text, and a regex character in the value is not a pattern.
+    expect(holds({ response: { matches: 'k=\\{\\{secret' } }, inLink)).toBe(false);
+    const lookalike = input([], initial, [`Open https://verify.example/?k=${SECRET.replace('-', 'x')}&v=2`]);
+    expect(holds({ response: { matches: 'k={{secret.RESET}}&v' } }, lookalike)).toBe(false);
+  });
 });
 
 describe('egress matchers', () => {
