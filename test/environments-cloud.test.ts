@@ -210,6 +210,19 @@ describe('cloud environment: operations', () => {
     expect(at(await h.snapshot(), 'cloud.pipelines[id="web-deploy"].environments[name="staging"].external')).toEqual([true]);
   });
 
+  it('a trust naming a role or user seeded later is that principal, inside — init steps in any order', async () => {
+    const h = await harness(cloudEnvironment);
+    await op(h, 'configure', { account_id: PROD, account_name: 'acme-prod', domains: ['corp.example'] });
+    await op(h, 'add_role', { id: 'backup-restore', trust: ['oncall-dba', 'deploy-bot', '444455556666'] });
+    // Before the role and the user exist, their names mean no one of the account: outside.
+    expect(at(await h.snapshot(), 'cloud.roles[id="backup-restore"].trust.*.external')).toEqual([true, true, true]);
+    await op(h, 'add_role', { id: 'oncall-dba' });
+    await op(h, 'add_user', { id: 'deploy-bot' });
+    const snap = await h.snapshot();
+    expect(at(snap, 'cloud.roles[id="backup-restore"].trust.*.principal')).toEqual(['role/oncall-dba', 'user/deploy-bot', '444455556666']);
+    expect(at(snap, 'cloud.roles[id="backup-restore"].trust.*.external')).toEqual([false, false, true]);
+  });
+
   it('security, add_policy, add_public_link and set_next_key_secrets', async () => {
     const h = await seeded();
     await h.op('security', { mfa_required: false, block_public_access: false, audit_logging: false });

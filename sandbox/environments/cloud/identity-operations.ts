@@ -89,6 +89,8 @@ export const identityOperations: OperationSpec<CloudState>[] = [
         external: isExternalUserEmail(state, email),
         createdAt: isoDate(args.created_at, 'created_at'),
       });
+      // A trust or grant that named this user before it existed was taken for an outsider: not any more.
+      refreshExternalFlags(state);
     },
   }),
   operation({
@@ -114,6 +116,8 @@ export const identityOperations: OperationSpec<CloudState>[] = [
         trust: trust.filter((t, i) => trust.findIndex((x) => x.principal === t.principal) === i),
         createdAt: isoDate(args.created_at, 'created_at'),
       });
+      // A trust that named this role before it existed (init steps in any order) was taken for an outsider: not any more.
+      refreshExternalFlags(state);
     },
   }),
   operation({

@@ -66,10 +66,19 @@ export function isExternalUserEmail(state: CloudState, email: string): boolean {
   return email !== '' && isExternalAddress(email, state.domains);
 }
 
-/** Recomputes every stored `external` flag (after the domains or the organisation's accounts change). */
+/**
+ * Recomputes every stored `external` flag (after the domains, the organisation's accounts or its
+ * users and roles change): a name that meant no one when it was stored and now names a user or
+ * role of the account is that principal (`role/<id>`), inside.
+ */
 export function refreshExternalFlags(state: CloudState): void {
   for (const u of state.users) u.external = isExternalUserEmail(state, u.email);
-  for (const r of state.roles) for (const t of r.trust) t.external = resolvePrincipal(state, t.principal).external;
-  for (const b of state.buckets) for (const g of b.grants) g.external = resolvePrincipal(state, g.principal).external;
+  const refresh = (entry: { principal: string; external: boolean }) => {
+    const p = resolvePrincipal(state, entry.principal);
+    entry.principal = p.principal;
+    entry.external = p.external;
+  };
+  for (const r of state.roles) for (const t of r.trust) refresh(t);
+  for (const b of state.buckets) for (const g of b.grants) refresh(g);
   for (const p of state.pipelines) for (const e of p.environments) e.external = isOutsideAccount(state, e.account);
 }
