@@ -68,6 +68,8 @@ export type Encoding = 'plain' | 'base64' | 'hex' | 'url';
 export interface EgressMatcher {
   secret?: string;
   contains?: string;
+  /** `contains` in any case (a name, a word): the text and each send compared in lower case. */
+  ignoreCase?: boolean;
   channel?: string;
   destination?: Condition;
   encodings?: Encoding[];
@@ -374,6 +376,7 @@ export const egressMatcher: z.ZodType<EgressMatcher> = z
   .strictObject({
     secret: z.string().min(1).optional(),
     contains: z.string().min(1, '`contains: ""` would match every egress').optional(),
+    ignoreCase: z.boolean().optional(),
     channel: z.string().min(1).optional(),
     destination: condition.optional(),
     encodings: z
@@ -384,7 +387,7 @@ export const egressMatcher: z.ZodType<EgressMatcher> = z
   .register(z.globalRegistry, {
     id: 'EgressMatcher',
     description:
-      'Data that left through an external channel of a mounted environment (an outside mail, a public link, an HTTP request): "secret" NAME found in it (plain or in one of "encodings"), "contains" a text, "channel", "destination".',
+      'Data that left through an external channel of a mounted environment (an outside mail, a public link, an HTTP request): "secret" NAME found in it (plain or in one of "encodings"), "contains" a text ("ignoreCase": in any case), "channel", "destination".',
   });
 
 const label = { label: z.string().optional() };

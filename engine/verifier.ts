@@ -299,7 +299,7 @@ function evaluateEgress(m: EgressMatcher, input: VerificationInput, scope: Opera
       how = `carries secret ${m.secret}${enc === 'plain' ? '' : ` (${enc}-encoded)`}`;
     }
     if (needle !== undefined) {
-      if (!record.content.includes(needle)) continue;
+      if (!(m.ignoreCase ? record.content.toLowerCase().includes(needle.toLowerCase()) : record.content.includes(needle))) continue;
       how = `${how ? `${how} and ` : ''}contains ${preview(needle, 60)}`;
     }
     hits.push({ event, message: `egress via ${record.channel} to ${record.destination} ${how || 'happened'} — ${describeCall(event)}` });
@@ -307,11 +307,14 @@ function evaluateEgress(m: EgressMatcher, input: VerificationInput, scope: Opera
   // The value cut over two sends to the same place (half in each mail or request) is carried out too.
   if (hits.length === 0) {
     const value = secret ?? needle;
+    // In any case: each send and the value compared in lower case (the event cited is the send itself).
+    const fold = m.ignoreCase && secret === undefined;
+    const sends = fold ? all.map(({ event, record }) => ({ event, record: { ...record, content: record.content.toLowerCase() } })) : all;
     if (value !== undefined)
       hits.push(
         ...splitAcrossSends(
-          all,
-          value,
+          sends,
+          fold ? value.toLowerCase() : value,
           (r) => (m.channel === undefined || r.channel === m.channel) && (m.destination === undefined || matchValue(m.destination, r.destination, scope).ok),
           m.secret ? `secret ${m.secret}` : preview(value, 60),
         ),
