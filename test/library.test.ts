@@ -29,6 +29,7 @@ import { describeRouteOutcome } from '../runner/robustness.js';
 import { median } from '../engine/stats.js';
 import { attackRenderers } from '../pipeline/library/renderers/index.js';
 import { Taxonomy } from '../pipeline/taxonomy/taxonomy.js';
+import { isRecordSource } from '../pipeline/taxonomy/taxonomy-schema.js';
 import { REPO } from './helpers/run-vitest.js';
 
 /**
@@ -178,6 +179,34 @@ describe('the counts', () => {
     for (const kind of ['risks', 'attacks', 'environments'] as const) {
       for (const { path, node } of taxonomy.walk(kind)) expect(new Set(node.evidence).size, `${kind}:${path}`).toBeGreaterThanOrEqual(5);
     }
+  });
+
+  it('every leaf of every tree stands on ≥ 3 distinct publishers, and every source names its publisher', () => {
+    const unnamed = Object.entries(taxonomy.sources)
+      .filter(([id, s]) => !isRecordSource(id) && !s.publisher)
+      .map(([id]) => id);
+    expect(unnamed, 'add `publisher:` to the front matter of these documents').toEqual([]);
+    // Five sources from one organisation (ATLAS, ATT&CK and CWE are all MITRE) are one voice, not five.
+    const thin: string[] = [];
+    for (const kind of ['risks', 'attacks', 'environments'] as const) {
+      for (const { path, node } of taxonomy.leaves(kind)) {
+        const publishers = taxonomy.publishersOf(node.evidence);
+        if (publishers.length < 3) thin.push(`${kind}:${path} (${publishers.join(', ') || 'none'})`);
+      }
+    }
+    expect(thin).toEqual([]);
+  });
+
+  it('every risk category cites at least one paper or benchmark', () => {
+    const without = taxonomy.trees.risks.nodes
+      .filter((category) => {
+        const cited = [...taxonomy.walk('risks')]
+          .filter(({ path }) => path === category.id || path.startsWith(`${category.id}/`))
+          .flatMap(({ node }) => node.evidence);
+        return !cited.some((id) => taxonomy.sources[id]?.kind === 'paper');
+      })
+      .map((category) => category.id);
+    expect(without).toEqual([]);
   });
 
   it('≥ 200 families, ≥ 1600 cases, every risk leaf with ≥ 8 cases, every attack method and environment used widely', () => {

@@ -81,6 +81,17 @@ describe('document sources: local folders', () => {
     );
   });
 
+  it('reads who issued a document (publisher) and why its citation could not be verified (unverified); a blank one names file and line', () => {
+    const at = { file: 'x.md', origin: 'docs:x.md', fallbackId: 'doc:x' };
+    const doc = parseTextDocument('---\nid: cwe-78\npublisher: MITRE\nunverified: the page did not load when checked\n---\nbody', at);
+    expect(doc).toMatchObject({ id: 'cwe-78', publisher: 'MITRE', unverified: 'the page did not load when checked' });
+    expect(parseTextDocument('---\nid: a\n---\nbody', at)).not.toHaveProperty('publisher');
+    expect(() => parseTextDocument('---\nid: a\npublisher: " "\n---\nbody', at)).toThrow(
+      'x.md:3: front matter publisher: name the organisation or research group that issued the source',
+    );
+    expect(() => parseTextDocument('---\nid: a\nunverified: no\n---\nbody', at)).toThrow('x.md:3: front matter unverified: say why');
+  });
+
   it('reads PDFs through pdf.js (pdfjs-dist 5.x on Node 20)', async () => {
     const [doc] = await loadDocumentFolder(join(PIPELINE_FIXTURES, 'pdf'));
     expect(doc).toMatchObject({

@@ -255,7 +255,14 @@ function stopDetail(reason: StopReason, retrieved: number, budget: number, maxIt
 function registerSource(taxonomy: Taxonomy, doc: SourceDocument): void {
   // A URL the registry schema would refuse (not absolute) is left out rather than breaking the saved file.
   const url = doc.url && sourceRecord.shape.url.safeParse(doc.url).success ? { url: doc.url } : {};
-  taxonomy.sources[doc.id] ??= { title: doc.title, ...url, kind: doc.kind, origin: doc.origin };
+  taxonomy.sources[doc.id] ??= {
+    title: doc.title,
+    ...url,
+    ...(doc.publisher ? { publisher: doc.publisher } : {}),
+    ...(doc.unverified ? { unverified: doc.unverified } : {}),
+    kind: doc.kind,
+    origin: doc.origin,
+  };
 }
 
 /** A document counts as read once its reply was applied: one whose reply was refused is read again next run. */

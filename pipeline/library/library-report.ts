@@ -130,7 +130,9 @@ export function libraryReport(input: LibraryReportInput): string {
     '## Risk leaves',
     '',
     'Each leaf with its description, the distinct sources that ground it (`vera explore` creates a leaf only once',
-    'five distinct sources support it), and the cases that test it.',
+    "five distinct sources support it), the distinct publishers behind them (the organisation, or a paper's research",
+    'group, that issued each source: every leaf has at least three, so no single voice grounds it), and the cases that',
+    'test it. A source whose address or title could not be confirmed is marked "not verified", with why.',
     '',
   );
   for (const cat of categories) {
@@ -141,12 +143,15 @@ export function libraryReport(input: LibraryReportInput): string {
       const leafFamilies = [...new Set(leafCases.map((c) => c.tags?.[0]?.replace(/^family:/, '')))];
       const sources = leaf.node.evidence.map((id) => {
         const s = taxonomy.sources[id];
-        return s?.url ? `[${s.title}](${s.url})` : (s?.title ?? id);
+        const cited = s?.url ? `[${s.title}](${s.url})` : (s?.title ?? id);
+        return s?.unverified ? `${cited} (not verified: ${s.unverified})` : cited;
       });
+      const publishers = taxonomy.publishersOf(leaf.node.evidence);
       out.push(
         `- **${leaf.node.name}** (\`${leaf.path}\`) — ${leaf.node.description}`,
         `  ${leafCases.length} cases from ${leafFamilies.length ? leafFamilies.map((f) => `\`${f}\``).join(', ') : 'no family'}.`,
-        `  Sources (${sources.length}): ${sources.join('; ')}.`,
+        `  Sources (${sources.length}, ${publishers.length} publishers): ${sources.join('; ')}.`,
+        `  Publishers: ${publishers.join('; ')}.`,
       );
     }
     out.push('');

@@ -129,9 +129,27 @@ export type TaxonomyTree = z.infer<typeof taxonomyTreeFile>;
 export const documentKind = z.enum(['framework', 'paper', 'advisory', 'technique', 'note', 'report']);
 export type DocumentKind = z.infer<typeof documentKind>;
 
+/**
+ * Who issued a source: the organisation behind it (MITRE for CWE, ATLAS, ATT&CK and CAPEC; OWASP for
+ * its lists; NIST; CISA; a vendor for its own documentation), and for a paper or benchmark its authors'
+ * research group (one group's papers are one publisher). Declared per document (front matter
+ * `publisher`) and copied into sources.yaml; a leaf's sources must come from ≥ 3 distinct publishers.
+ * Publishers are compared as written, so one organisation is always spelled one way.
+ */
+export const publisher = z.string().trim().min(2, 'name the organisation or research group that issued the source');
+/**
+ * Set on a citation whose URL and title could not be confirmed against the published source: why
+ * (front matter `unverified`). A citation without it was checked.
+ */
+export const unverifiedReason = z.string().trim().min(10, 'say why the citation could not be verified');
+
 export const sourceRecord = z.strictObject({
   title: z.string().min(1),
   url: z.url().optional(),
+  /** Who issued it (`publisher`); absent on safety records, which are this project's own runs. */
+  publisher: publisher.optional(),
+  /** Why its URL and title could not be confirmed; absent when they were. */
+  unverified: unverifiedReason.optional(),
   /** A document's kind, or `record`: a violated safety record of a past run (`vera explore --records`). */
   kind: z.enum([...documentKind.options, 'record']).default('note'),
   /** Where the document was read (`docs:papers/x.md`, `feed:atlas.yaml`, `arxiv`). */

@@ -160,6 +160,15 @@ export class Taxonomy {
     return undefined;
   }
 
+  /**
+   * The distinct publishers of a node's evidence, in first-cited order: how many organisations or
+   * research groups stand behind it (five MITRE entries are one voice, not five). Safety records and
+   * sources without a publisher are left out.
+   */
+  publishersOf(evidence: readonly string[]): string[] {
+    return [...new Set(evidence.flatMap((id) => this.sources[id]?.publisher ?? []))];
+  }
+
   /** Nodes at `path`'s parent level: the root list, or the parent's children. */
   siblingsOf(kind: TreeKind, parentPath: string): TaxonomyNode[] | undefined {
     if (parentPath === '') return this.trees[kind].nodes;

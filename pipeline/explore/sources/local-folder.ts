@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { basename, extname, join, relative, sep } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { documentKind } from '../../taxonomy/taxonomy-schema.js';
+import { documentKind, publisher, unverifiedReason } from '../../taxonomy/taxonomy-schema.js';
 import { conceptOperation } from '../summary-agent.js';
 import { extractPdfText } from './pdf-text.js';
 import { canonicalSourceId, type SourceDocument } from './source-document.js';
@@ -21,6 +21,8 @@ const TEXT_EXTENSIONS = new Set(['.md', '.markdown', '.txt']);
  *   title: InjecAgent …         # default: the first "# " heading, else the file name
  *   url: https://arxiv.org/abs/2403.02691   # two files with one URL are one source
  *   kind: paper                 # paper | advisory | technique | note | report | framework
+ *   publisher: …                # who issued it: the organisation, or a paper's research group
+ *   unverified: …               # only when the URL and title could not be confirmed: why
  *   concepts:                   # optional: what the document supports, as the summary agent would say
  *     - { operation: update, tree: attacks, node: prompt-injection/indirect, term: indirect prompt injection, phase: inference }
  *   ---
@@ -85,6 +87,15 @@ export function parseTextDocument(source: string, at: { file: string; origin: st
   };
   const url = text('url');
   if (url) doc.url = url;
+  for (const [key, schema] of [
+    ['publisher', publisher],
+    ['unverified', unverifiedReason],
+  ] as const) {
+    if (meta[key] === undefined) continue;
+    const value = schema.safeParse(meta[key]);
+    if (!value.success) throw new Error(`${at.file}:${lineOf([key])}: front matter ${key}: ${value.error.issues[0]!.message}`);
+    doc[key] = value.data;
+  }
   if (meta.concepts !== undefined) {
     const concepts = declaredConcepts.safeParse(meta.concepts);
     if (!concepts.success) {

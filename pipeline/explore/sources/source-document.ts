@@ -9,6 +9,10 @@ export interface SourceDocument {
   text: string;
   url?: string;
   kind: DocumentKind;
+  /** Who issued it (front matter `publisher`; see `publisher` in taxonomy-schema.ts). */
+  publisher?: string;
+  /** Why its URL and title could not be confirmed (front matter `unverified`). */
+  unverified?: string;
   /** Where it was read: `docs:papers/x.md`, `feed:atlas.yaml`, `arxiv`. */
   origin: string;
   /**
