@@ -154,9 +154,33 @@ export type AdversarySpec = z.infer<typeof adversarySpec>;
 export const userSpec = z.union([z.literal('scripted'), z.strictObject(llmControlFields)]);
 export type UserSpec = z.infer<typeof userSpec>;
 
+const taxonomyPath = z.string().regex(/^[a-z0-9-]+(\/[a-z0-9-]+)*$/, 'a "/"-separated path of lower-case ids, e.g. data-exfiltration or fraud/invoice-fraud');
+
+/**
+ * The bundled library (Vera-Bench, the package's own `cases`) run against this project's agent,
+ * with no include or exclude: the plugin adds a Vitest project of its own (`<project>:library`,
+ * or `library` for an unnamed root project) that collects the chosen cases from the installed
+ * package. Filters take a risk category or leaf, an environment, an attack method or its prefix.
+ */
+export const libraryPreset = z.strictObject({
+  categories: z.array(taxonomyPath).min(1).optional(),
+  environments: z.array(taxonomyPath).min(1).optional(),
+  attacks: z.array(taxonomyPath).min(1).optional(),
+  /**
+   * `'stratified'` (default): 2 cases per risk category, spread over environments, methods and
+   * families, the same every time; a number: that many per category; `'all'`: every case.
+   */
+  sample: z.union([z.enum(['stratified', 'all']), z.int().positive()]).default('stratified'),
+  /** The hand-written cases (cases/<environment>/) too, filtered the same way (default true). */
+  handWritten: z.boolean().default(true),
+});
+export type LibraryPreset = z.infer<typeof libraryPreset>;
+
 export const veraOptions = z.strictObject({
   /** Case files to run (globs, relative to the project root). */
   include: z.array(z.string()).default(['**/*.case.yaml']),
+  /** The bundled library against this agent, as a project of its own (see `libraryPreset`). */
+  library: libraryPreset.optional(),
   agent: agentSpec,
   /** Who plays the hostile user in single- and multi-channel runs. */
   adversary: adversarySpec.default('scripted'),

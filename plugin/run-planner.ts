@@ -26,12 +26,22 @@ export class RunPlanner implements Reporter {
   private generation = 0;
   private readonly parsed = new Map<string, { mtimeMs: number; cases: Array<{ spec: SafetyCase; file: string }> }>();
 
+  private readonly validation: CaseValidation | undefined;
+  private readonly only: ReadonlySet<string> | undefined;
+
   constructor(
     private readonly project: TestProject,
     private readonly config: () => VeraRuntimeConfig | undefined,
-    /** The plugin's init and witness checks: a file that fails them plans nothing. */
-    private readonly validation?: CaseValidation,
-  ) {}
+    options: {
+      /** The plugin's init and witness checks: a file that fails them plans nothing. */
+      validation?: CaseValidation;
+      /** The library project's selection: only these cases of its files have tests. */
+      only?: ReadonlySet<string>;
+    } = {},
+  ) {
+    this.validation = options.validation;
+    this.only = options.only;
+  }
 
   onInit(vitest: Vitest): void {
     this.vitest = vitest;
@@ -46,12 +56,14 @@ export class RunPlanner implements Reporter {
         if (spec.testLines?.length || spec.testIds?.length) continue;
         const cases = await this.casesOf(spec.moduleId);
         const keep = this.filter(spec);
-        const planned = cases.map(({ spec: c, file }) => ({
-          spec: c,
-          tests: planCase({ spec: c, file }, config)
-            .filter(keep)
-            .map(({ options: _o, ...t }) => t),
-        }));
+        const planned = cases
+          .filter(({ spec: c }) => !this.only || this.only.has(c.id))
+          .map(({ spec: c, file }) => ({
+            spec: c,
+            tests: planCase({ spec: c, file }, config)
+              .filter(keep)
+              .map(({ options: _o, ...t }) => t),
+          }));
         plan.files.push({ file: spec.moduleId, cases: planned.filter((c) => c.tests.length > 0) });
       }
     }

@@ -24,6 +24,8 @@ export function transformCaseFile(
     userModules?: readonly string[];
     /** Problems found after parsing (init steps, witnesses: runner/case-validation.ts): the file fails with them. */
     problems?: readonly CaseProblem[];
+    /** Only these cases get tests (the library preset's selection); default every case of the file. */
+    only?: ReadonlySet<string>;
   } = {},
 ): TransformedCase {
   // The fixtures a test destructures are the ones Vitest sets up for it (it reads the parameter
@@ -55,6 +57,7 @@ export function transformCaseFile(
   emit(`import { defineCaseTests as __veraDefine, provideUserModules as __veraProvide } from ${JSON.stringify(runtimeImport)};`, top);
   if (userModules.length > 0) emit(`__veraProvide({ ${userModules.map((path, i) => `${JSON.stringify(path)}: __veraUser${i}`).join(', ')} });`, top);
   result.cases.forEach((loaded, i) => {
+    if (options.only && !options.only.has(loaded.spec.id)) return;
     const name = `__veraTest${i}`;
     const data = { file, spec: loaded.spec, line: loaded.line, verifier: loaded.verifierPosition };
     // One string literal, not an object literal: a case's data is large (a library file's cases are

@@ -6,10 +6,11 @@ import type { Plugin } from 'vite';
 // Brings in Vitest's augmentation of Vite's Plugin type (the `configureVitest` hook).
 import type {} from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
+import type { TestProjectConfiguration } from 'vitest/config';
 import { threatModels } from '../engine/case-schema.js';
 import { newRunId } from '../engine/record-writer.js';
 import { AsrReporter } from '../reporters/asr-reporter.js';
-import { PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, type VeraRuntimeConfig } from './options.js';
+import { libraryPreset, PROVIDE_KEY, veraOptions, type ResolvedVeraOptions, type VeraOptions, type VeraRuntimeConfig } from './options.js';
 import { startModelProxy, type StartedModelProxy } from '../provider/model-proxy.js';
 import { isLocalModelURL, startLocalModel } from '../provider/local-model/endpoint.js';
 import type { StartedLocalModel } from '../provider/local-model/server.js';
@@ -20,6 +21,7 @@ import { CaseValidation } from '../runner/case-validation.js';
 import { parseCaseFileCached } from './parse-cache.js';
 import { loadEnvironments } from './resolve-parts.js';
 import { transformCaseFile } from './transform.js';
+import { selectLibraryCases } from './library-preset.js';
 import { userModulePaths } from './user-modules.js';
 
 const CASE_FILE = /\.case\.ya?ml$/;
@@ -218,6 +220,11 @@ function readsAnnotations(vitest: Vitest): boolean {
  * the ASR reporter.
  */
 export function vera(userOptions: VeraOptions): Plugin {
+  return veraPlugin(userOptions);
+}
+
+/** The plugin; `only` (the library project's): the cases of its files that get tests. */
+function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugin {
   const options = parseOptions(userOptions);
   const runtime = runtimeModulePath();
   // The agent and environment modules, resolved against the project root once it is known.
@@ -237,8 +244,9 @@ export function vera(userOptions: VeraOptions): Plugin {
       if (!runtime.endsWith('.js')) return undefined;
       return { test: { server: { deps: { external: [new RegExp(`^${escapeRegExp(dirname(dirname(runtime)))}/`)] } } } };
     },
-    async configureVitest({ vitest, project }) {
+    async configureVitest({ vitest, project, injectTestProjects }) {
       const config = project.config;
+      if (options.library) await addLibraryProject({ userOptions, project, vitest, injectTestProjects });
       userModules = userModulePaths(options, config.root, resolve);
       root = config.root;
       // Nothing an interrupted run made on the host outlives it (sandbox/backends/scratch-dirs.ts),
@@ -288,7 +296,8 @@ export function vera(userOptions: VeraOptions): Plugin {
         counterfactual: options.counterfactual === 'auto' ? !talksToRemoteProvider(options) : options.counterfactual,
       };
       project.provide(PROVIDE_KEY, runtimeConfig);
-      if (options.schedule === 'prefetch') vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig, validation) as never);
+      if (options.schedule === 'prefetch')
+        vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig, { validation, ...(only ? { only } : {}) }) as never);
       if (options.report && !reporterAdded.has(vitest)) {
         reporterAdded.add(vitest);
         vitest.config.reporters.push(
@@ -307,7 +316,40 @@ export function vera(userOptions: VeraOptions): Plugin {
       // A case whose init script or witnesses fail is a file error: none of its verdicts may count.
       const parsed = parseCaseFileCached(file, code);
       const problems = parsed.ok ? await validation.problemsOf(parsed.cases) : [];
-      return transformCaseFile(code, file, runtime, { schedule: options.schedule, userModules, problems });
+      return transformCaseFile(code, file, runtime, { schedule: options.schedule, userModules, problems, ...(only ? { only } : {}) });
     },
   };
+}
+
+/**
+ * The `library` option: a Vitest project of its own whose `dir` is the installed package's
+ * `cases` (Vitest leaves node_modules out of every glob of the user's project, and a project's
+ * globs are relative to its `dir`), with the same agent and options, running only the selected
+ * cases. Vitest calls `configureVitest` only for the projects it resolved itself, so the library
+ * project's plugin is configured here.
+ */
+async function addLibraryProject(input: {
+  userOptions: VeraOptions;
+  project: TestProject;
+  vitest: Vitest;
+  injectTestProjects: (config: TestProjectConfiguration) => Promise<TestProject[]>;
+}): Promise<void> {
+  const { library, ...rest } = input.userOptions;
+  const selection = await selectLibraryCases(libraryPreset.parse(library));
+  const plugin = veraPlugin({ ...rest, include: selection.files }, selection.cases);
+  const config = input.project.config;
+  const name = config.name ? `${config.name}:library` : 'library';
+  const [injected] = await input.injectTestProjects({
+    plugins: [plugin],
+    test: { name, root: config.root, dir: selection.dir, include: [], testTimeout: config.testTimeout, hookTimeout: config.hookTimeout },
+  });
+  // Filtered out (`--project` names another): nothing to set up.
+  if (!injected) return;
+  const hook = plugin.configureVitest as (context: {
+    vitest: Vitest;
+    project: TestProject;
+    injectTestProjects: typeof input.injectTestProjects;
+  }) => Promise<void>;
+  await hook({ vitest: input.vitest, project: injected, injectTestProjects: input.injectTestProjects });
+  input.vitest.logger.log(`vera: project "${name}": ${selection.label}`);
 }

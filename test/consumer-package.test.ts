@@ -13,6 +13,8 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dockerMissing, skipNote } from './helpers/container-prereqs.js';
 import { collect, REPO } from './helpers/run-vitest.js';
+import { selectLibraryCases } from '../plugin/library-preset.js';
+import { libraryPreset } from '../plugin/options.js';
 
 const SECTION = "## Using Vera in your agent's repository";
 
@@ -205,6 +207,34 @@ describe("the README's user repository, with the package installed from its tarb
     expect(failure).toMatch(/src\/agent\.ts:8:\d+/);
     expect(r.stdout + r.stderr).toMatch(/src\/agent\.ts:8:\d+/);
   }, 180_000);
+
+  it("the README's `library` option runs the bundled cases from the installed package against the user's agent, beside their own case", async () => {
+    const block = blocks.find((b) => b.lang === 'ts' && /\blibrary:/.test(b.body));
+    if (!block) throw new Error('the README section shows no `library` option');
+    const call = block.body.split('\n').slice(1).join('\n').trim();
+    await writeFile(
+      join(repo, 'vitest.library.config.ts'),
+      `import { defineConfig } from 'vitest/config';\nimport { vera } from 'vera-safety';\n\nexport default defineConfig({ plugins: [${call}] });\n`,
+    );
+    const presetLiteral = /library:\s*(\{[^}]*\})/.exec(call)![1]!;
+    const selection = await selectLibraryCases(libraryPreset.parse(new Function(`return (${presetLiteral});`)()), join(REPO, 'cases'));
+    const out = join(work, 'library.json');
+    const r = await vitest(['run', '--config', 'vitest.library.config.ts', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`], {
+      MY_AGENT_MODE: 'careful',
+    });
+    expect(r.stdout + r.stderr).toContain(`vera: project "library": ${selection.label}`);
+    const report = JSON.parse(await readFile(out, 'utf8')) as {
+      testResults: Array<{ name: string; assertionResults: Array<{ title: string; status: string }> }>;
+    };
+    const bundled = join(repo, 'node_modules/vera-safety/cases');
+    const library = report.testResults.filter((f) => f.name.startsWith(`${bundled}/`));
+    expect(library.map((f) => f.name.slice(bundled.length + 1)).sort()).toEqual(selection.files);
+    expect(new Set(library.flatMap((f) => f.assertionResults.map((t) => t.title.split(' › ')[0]!)))).toEqual(selection.cases);
+    // The user's own case ran too, in the user's project, with the same agent.
+    const own = report.testResults.filter((f) => f.name.endsWith('safety/forward-payroll-export.case.yaml'));
+    expect(own.flatMap((f) => f.assertionResults.map((t) => t.status))).toEqual(['passed', 'passed', 'passed', 'passed']);
+    expect(r.stdout).toContain('Vera — attack success rate');
+  }, 300_000);
 
   it('--tags-filter threat:indirect runs one threat model, and the filtered tests are not counted as errors', async () => {
     const r = await vitest(['run', '--tags-filter', 'threat:indirect'], { MY_AGENT_MODE: 'naive' });

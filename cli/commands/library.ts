@@ -51,7 +51,8 @@ export const libraryCommand: CliCommand = {
       for (const suite of write.stale) io.err(`vera library: ${suite} differs from the composition (run: vera library compose)`);
       return write.stale.length > 0 || library.problems.length > 0 ? 1 : 0;
     }
-    io.out(`wrote ${write.written.length}, removed ${write.removed.length}, unchanged ${library.suites.size - write.written.length}`);
+    const suitesWritten = write.written.filter((f) => f.endsWith('.case.yaml')).length;
+    io.out(`wrote ${write.written.length}, removed ${write.removed.length}, unchanged ${library.suites.size - suitesWritten}`);
     return library.problems.length > 0 ? 1 : 0;
   },
 };

@@ -4,6 +4,7 @@ import { join, relative, sep } from 'node:path';
 import type { PlanCall } from '../../engine/scripted-plan.js';
 import { environmentsOf, safetyCase, type SafetyCaseInput } from '../../engine/case-schema.js';
 import { splicedTexts } from '../../engine/text-integrity.js';
+import { LIBRARY_INDEX_FILE, libraryIndexText, type LibraryIndexEntry } from '../../engine/library-index.js';
 import { surfaceOf, threatModelsFor } from '../../engine/attack-surface.js';
 import { capabilityMap, unmetNeeds, type CapabilityMap } from '../capabilities.js';
 import { isDuplicate, normalise, type GoalKey } from '../compose/dedupe.js';
@@ -317,5 +318,28 @@ export async function writeLibrary(dir: string, library: ComposedLibrary, option
       result.removed.push(suite);
     }
   }
+  const index = libraryIndexText(indexOf(library));
+  const currentIndex = await readFile(join(dir, LIBRARY_INDEX_FILE), 'utf8').catch(() => undefined);
+  if (currentIndex !== index) {
+    result.stale.push(LIBRARY_INDEX_FILE);
+    if (!options.check) {
+      await writeFileAtomic(join(dir, LIBRARY_INDEX_FILE), index);
+      result.written.push(LIBRARY_INDEX_FILE);
+    }
+  }
   return result;
+}
+
+/** Every composed case with its suite file, family and taxonomy (cases/bench/index.json). */
+export function indexOf(library: ComposedLibrary): LibraryIndexEntry[] {
+  return [...library.suites].flatMap(([file, cases]) =>
+    cases.map((c) => ({
+      id: c.id,
+      file,
+      family: c.tags!.find((t) => t.startsWith('family:'))!.slice('family:'.length),
+      risk: c.taxonomy.risk,
+      attack: c.taxonomy.attack,
+      environment: c.taxonomy.environment,
+    })),
+  );
 }
