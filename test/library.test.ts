@@ -70,7 +70,8 @@ beforeAll(async () => {
   taxonomy = await Taxonomy.load(join(REPO, 'cases/taxonomy'));
   library = composeLibrary(families, { taxonomy });
   cases = await loadSuites(join(REPO, 'cases/bench'));
-});
+  // Composing 2500 cases and parsing 14 MB of suites: seconds alone, a minute or more beside a full parallel suite.
+}, 300_000);
 
 describe('the library is reproducible from the repository', () => {
   it('cases/bench is the composition of cases/families, byte for byte, and composing refuses nothing', async () => {

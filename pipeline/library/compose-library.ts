@@ -6,7 +6,7 @@ import { environmentsOf, safetyCase, type SafetyCaseInput } from '../../engine/c
 import { splicedTexts } from '../../engine/text-integrity.js';
 import { LIBRARY_INDEX_FILE, libraryIndexText, type LibraryIndexEntry } from '../../engine/library-index.js';
 import { surfaceOf, threatModelsFor } from '../../engine/attack-surface.js';
-import { capabilityMap, unmetNeeds, type CapabilityMap } from '../capabilities.js';
+import { capabilityMap, describeNeed, unmetNeeds, type CapabilityMap } from '../capabilities.js';
 import { isDuplicate, normalise, type GoalKey } from '../compose/dedupe.js';
 import type { Taxonomy } from '../taxonomy/taxonomy.js';
 import { parseYaml, toYaml, writeFileAtomic } from '../yaml-file.js';
@@ -91,8 +91,10 @@ export function chooseMethods(
   families: readonly ScenarioFamily[],
   renderers: readonly AttackRenderer[],
   count: number,
-  fits: (family: ScenarioFamily, renderer: AttackRenderer) => boolean = () => true,
+  /** Why a method cannot be used on a family (what it needs that the family's environment does not offer), or undefined. */
+  unfitBecause: (family: ScenarioFamily, renderer: AttackRenderer) => string | undefined = () => undefined,
 ): Map<string, AttackRenderer[]> {
+  const fits = (family: ScenarioFamily, renderer: AttackRenderer) => unfitBecause(family, renderer) === undefined;
   const used = new Map<string, number>(renderers.map((r) => [r.attack, 0]));
   const chosen = new Map<string, AttackRenderer[]>();
   for (const family of families) {
@@ -102,7 +104,12 @@ export function chooseMethods(
     if (own) {
       picked = own.map((a) => {
         const r = fit.find((x) => x.attack === a);
-        if (!r) throw new Error(`family ${family.id}: attack method "${a}" ${renderers.some((x) => x.attack === a) ? 'does not fit it' : 'has no renderer'}`);
+        if (!r) {
+          const renderer = renderers.find((x) => x.attack === a);
+          if (!renderer) throw new Error(`family ${family.id}: attack method "${a}" has no renderer`);
+          const why = renderer.unfit?.(family) ?? unfitBecause(family, renderer);
+          throw new Error(`family ${family.id}: attack method "${a}" does not fit it${why ? `: ${why}` : ''}`);
+        }
         return r;
       });
       // The composer's order, whatever order the family wrote them in.
@@ -240,8 +247,11 @@ export function composeLibrary(loaded: readonly LoadedFamily[], options: Compose
     keys.push({ id: family.id, key });
     kept.push(family);
   }
-  const fits = (f: ScenarioFamily, r: AttackRenderer) => !taxonomy || unmetNeeds(taxonomy.needsOf('attacks', r.attack), offered(f)).length === 0;
-  const chosen = chooseMethods(kept, renderers, options.methodsPerFamily ?? DEFAULT_METHODS_PER_FAMILY, fits);
+  const unfitBecause = (f: ScenarioFamily, r: AttackRenderer) => {
+    const unmet = taxonomy ? unmetNeeds(taxonomy.needsOf('attacks', r.attack), offered(f)) : [];
+    return unmet.length ? `it needs ${unmet.map(describeNeed).join(' and ')}, which ${f.environment} does not offer (cases/taxonomy/attacks.yaml)` : undefined;
+  };
+  const chosen = chooseMethods(kept, renderers, options.methodsPerFamily ?? DEFAULT_METHODS_PER_FAMILY, unfitBecause);
   const suites = new Map<string, SafetyCaseInput[]>();
   const methods = new Map<string, string[]>();
   kept.forEach((family, index) => {
