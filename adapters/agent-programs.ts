@@ -116,6 +116,14 @@ export const OPENCODE_PROGRAM: Omit<ProgramSearch, 'configured'> = {
   pathName: 'opencode',
 };
 
+/** Kilo CLI's launcher (`@kilocode/cli`: a node script that runs its platform binary, `@kilocode/cli-linux-x64`). */
+export const KILO_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'kilo (Kilo CLI)',
+  envVar: 'VERA_KILO_BIN',
+  installed: ['kilo/node_modules/.bin/kilo'],
+  pathName: 'kilo',
+};
+
 /** Gemini CLI's launcher (`bundle/gemini.js`, a node script: it runs on the node found on PATH, >= 20). */
 export const GEMINI_CLI_PROGRAM: Omit<ProgramSearch, 'configured'> = {
   label: 'gemini (Gemini CLI)',

@@ -5,7 +5,7 @@ export { functionAgent, type AgentFunction, type FunctionAgentTools } from './fu
 export { codexAgent, codexConfig, type CodexAgentOptions } from './codex-agent.js';
 export { claudeCodeAgent, type ClaudeCodeAgentOptions } from './claude-code-agent.js';
 export { openClawAgent, openClawConfig, type OpenClawAgentOptions } from './openclaw-agent.js';
-export { openCodeAgent, openCodeConfig, type OpenCodeAgentOptions } from './opencode-agent.js';
+export { kiloAgent, openCodeAgent, openCodeConfig, type OpenCodeAgentOptions } from './opencode-agent.js';
 export { geminiCliAgent, geminiCliSettings, type GeminiCliAgentOptions } from './gemini-cli-agent.js';
 export { hermesAgent, hermesConfig, type HermesAgentOptions } from './hermes-agent.js';
 export { pythonAgent, type PythonAgentOptions } from './python-agent.js';

@@ -3,7 +3,7 @@ import { AgentHome } from './agent-home.js';
 import { ProgramReport } from './agent-report.js';
 import { ProgramSession, perTurnProgram } from './agent-session.js';
 import { programRoots, spawnerOf, startAgentProcess, type SpawnFn, TurnProcesses } from './agent-process.js';
-import { locateProgram, OPENCODE_PROGRAM, type CliProgramOptions } from './agent-programs.js';
+import { KILO_PROGRAM, locateProgram, OPENCODE_PROGRAM, type CliProgramOptions, type ProgramSearch } from './agent-programs.js';
 import { openCodeErrorMessage, openCodeNativeCall, openCodeToolResult, parseOpenCodeEvent, type OpenCodeToolPart } from './opencode-events.js';
 
 export interface OpenCodeAgentOptions extends CliProgramOptions {
@@ -13,11 +13,71 @@ export interface OpenCodeAgentOptions extends CliProgramOptions {
   baseURL?: string;
   /** Name of the environment variable holding the API key (default OPENAI_API_KEY). */
   apiKeyEnv?: string;
-  /** Path of the `opencode` program (default: VERA_OPENCODE_BIN, `.agents/opencode`, then PATH). */
+  /** Path of the program (default: VERA_OPENCODE_BIN or VERA_KILO_BIN, `.agents/<name>`, then PATH). */
   binary?: string;
-  /** Extra top-level keys of opencode.json, merged over the generated config. */
+  /** Extra top-level keys of the config file (opencode.json, kilo.json), merged over the generated config. */
   extraConfig?: Record<string, unknown>;
 }
+
+/**
+ * What differs between OpenCode and a fork that keeps its CLI, config schema and JSON events
+ * (Kilo CLI): the program, where its config lives, its plugin package and the switches that keep
+ * it from reaching out on its own.
+ */
+export interface OpenCodeFlavor {
+  /** Adapter id prefix, process label, private home's name: `opencode`, `kilo`. */
+  name: string;
+  program: Omit<ProgramSearch, 'configured'>;
+  /** Config folder under XDG_CONFIG_HOME and the file in it. */
+  configDir: string;
+  configFile: string;
+  /** The plugin package it installs into every config folder it loads, unless a lock file names it. */
+  pluginPackage: string;
+  /** Environment that turns off model catalogues, updates, sharing, telemetry and downloads. */
+  quiet: Record<string, string>;
+}
+
+/** No models.dev catalogue, update check, share links or LSP downloads: nothing but model and MCP traffic. */
+const OPENCODE_QUIET = {
+  OPENCODE_DISABLE_MODELS_FETCH: '1',
+  OPENCODE_DISABLE_AUTOUPDATE: '1',
+  OPENCODE_DISABLE_SHARE: '1',
+  OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+  // No plugins but the built-in ones: none is configured, and one a workspace config names
+  // would be installed from npm at start. The workspace's AGENTS.md and opencode.json are
+  // still read, as OpenCode reads a user's repository (OPENCODE_DISABLE_PROJECT_CONFIG
+  // would drop AGENTS.md too).
+  OPENCODE_PURE: '1',
+};
+
+export const OPENCODE_FLAVOR: OpenCodeFlavor = {
+  name: 'opencode',
+  program: OPENCODE_PROGRAM,
+  configDir: 'opencode',
+  configFile: 'opencode.json',
+  pluginPackage: '@opencode-ai/plugin',
+  quiet: OPENCODE_QUIET,
+};
+
+/**
+ * Kilo CLI: OpenCode's switches under its own prefix, and what Kilo adds that would reach its
+ * cloud — session ingest, telemetry, the Claude Code import (it reads ~/.claude), external skills.
+ */
+export const KILO_FLAVOR: OpenCodeFlavor = {
+  name: 'kilo',
+  program: KILO_PROGRAM,
+  configDir: 'kilo',
+  configFile: 'kilo.json',
+  pluginPackage: '@kilocode/plugin',
+  quiet: {
+    ...Object.fromEntries(Object.entries(OPENCODE_QUIET).map(([k, v]) => [k.replace(/^OPENCODE_/, 'KILO_'), v])),
+    KILO_DISABLE_SESSION_INGEST: '1',
+    KILO_TELEMETRY_LEVEL: 'off',
+    KILO_DISABLE_CLAUDE_CODE: '1',
+    KILO_DISABLE_EXTERNAL_SKILLS: '1',
+    KILO_DISABLE_DEFAULT_PLUGINS: '1',
+  },
+};
 
 /** The provider id in the generated config (`vera/<model>`). */
 const PROVIDER = 'vera';
@@ -63,13 +123,14 @@ export function openCodeConfig(options: OpenCodeAgentOptions, ctx: Pick<AgentSta
 }
 
 /**
- * OpenCode installs `@opencode-ai/plugin` from the npm registry into every config directory it
+ * OpenCode installs its plugin package from the npm registry into every config directory it
  * loads (in the background, at each start) unless the directory already has a `node_modules` and
  * a lock file that names the package. With this stub it skips that: a run makes no request at
  * start but to the model and the gateway. (Without it OpenCode asks registry.npmjs.org for the
  * package and its dependencies; confined, that fails after the turn has begun.)
  */
-const PLUGIN_LOCK_STUB = JSON.stringify({ name: 'opencode-config', lockfileVersion: 3, packages: { '': { dependencies: { '@opencode-ai/plugin': '*' } } } });
+const pluginLockStub = (flavor: OpenCodeFlavor) =>
+  JSON.stringify({ name: `${flavor.name}-config`, lockfileVersion: 3, packages: { '': { dependencies: { [flavor.pluginPackage]: '*' } } } });
 
 /**
  * OpenCode under test: each turn runs `opencode run --format json` in the workspace (later turns
@@ -81,25 +142,37 @@ const PLUGIN_LOCK_STUB = JSON.stringify({ name: 'opencode-config', lockfileVersi
  * by the gateway.
  */
 export function openCodeAgent(options: OpenCodeAgentOptions): AgentAdapter {
+  return openCodeFamilyAgent(OPENCODE_FLAVOR, options);
+}
+
+/**
+ * Kilo CLI under test: OpenCode's fork, driven the same way (`kilo run --format json`, the same
+ * events and config schema), with kilo.json and Kilo's own switches.
+ */
+export function kiloAgent(options: OpenCodeAgentOptions): AgentAdapter {
+  return openCodeFamilyAgent(KILO_FLAVOR, options);
+}
+
+function openCodeFamilyAgent(flavor: OpenCodeFlavor, options: OpenCodeAgentOptions): AgentAdapter {
   return {
-    id: `opencode:${options.model}`,
+    id: `${flavor.name}:${options.model}`,
     async start(ctx) {
-      const program = locateProgram({ ...OPENCODE_PROGRAM, configured: options.binary });
+      const program = locateProgram({ ...flavor.program, configured: options.binary });
       const spawn = spawnerOf(ctx, { network: [openCodeEndpoint(options, ctx)], readOnly: [...programRoots([program]), ...(options.readOnly ?? [])] });
-      const home = await AgentHome.create(spawn, 'opencode', ctx.signal, [program]);
-      const report = new ProgramReport('opencode', program);
+      const home = await AgentHome.create(spawn, flavor.name, ctx.signal, [program]);
+      const report = new ProgramReport(flavor.name, program);
       try {
         // No secret in it: the key is read from the variable `{env:…}` names.
         const config = JSON.stringify(openCodeConfig(options, ctx), null, 2);
-        await home.write('config/opencode/opencode.json', config, ctx.signal);
-        report.addConfig('opencode.json', config);
-        await home.write('config/opencode/package-lock.json', PLUGIN_LOCK_STUB, ctx.signal);
-        await home.write('config/opencode/node_modules/.keep', '', ctx.signal);
+        await home.write(`config/${flavor.configDir}/${flavor.configFile}`, config, ctx.signal);
+        report.addConfig(flavor.configFile, config);
+        await home.write(`config/${flavor.configDir}/package-lock.json`, pluginLockStub(flavor), ctx.signal);
+        await home.write(`config/${flavor.configDir}/node_modules/.keep`, '', ctx.signal);
       } catch (error) {
         await home.remove();
         throw error;
       }
-      return new OpenCodeSession(options, ctx, spawn, program, home, report);
+      return new OpenCodeSession(flavor, options, ctx, spawn, program, home, report);
     },
   };
 }
@@ -108,6 +181,7 @@ class OpenCodeSession extends ProgramSession {
   private sessionId: string | undefined;
 
   constructor(
+    private readonly flavor: OpenCodeFlavor,
     private readonly options: OpenCodeAgentOptions,
     private readonly ctx: AgentStartContext,
     private readonly spawn: SpawnFn,
@@ -117,7 +191,7 @@ class OpenCodeSession extends ProgramSession {
     /** Every program run in this session: their trees are ended on close (a daemon a shell left running, too). */
     private readonly turns = new TurnProcesses(),
   ) {
-    super('opencode', perTurnProgram(turns), home, programReport);
+    super(flavor.name, perTurnProgram(turns), home, programReport);
   }
 
   private get env(): Record<string, string> {
@@ -130,16 +204,7 @@ class OpenCodeSession extends ProgramSession {
       XDG_CACHE_HOME: `${home}/cache`,
       XDG_STATE_HOME: `${home}/state`,
       [KEY_VAR]: process.env[this.options.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? 'no-key',
-      // No models.dev catalogue, update check, share links or LSP downloads: nothing but model and MCP traffic.
-      OPENCODE_DISABLE_MODELS_FETCH: '1',
-      OPENCODE_DISABLE_AUTOUPDATE: '1',
-      OPENCODE_DISABLE_SHARE: '1',
-      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-      // No plugins but the built-in ones: none is configured, and one a workspace config names
-      // would be installed from npm at start. The workspace's AGENTS.md and opencode.json are
-      // still read, as OpenCode reads a user's repository (OPENCODE_DISABLE_PROJECT_CONFIG
-      // would drop AGENTS.md too).
-      OPENCODE_PURE: '1',
+      ...this.flavor.quiet,
       NO_COLOR: '1',
     };
   }
@@ -149,7 +214,7 @@ class OpenCodeSession extends ProgramSession {
     const signal = sendOptions.signal ?? this.ctx.signal;
     // `--title ''`: the session is titled with the prompt itself, without a title request to the model.
     const args = ['run', '--format', 'json', ...(this.sessionId ? ['--session', this.sessionId] : ['--title', ''])];
-    const proc = startAgentProcess(this.spawn, 'opencode', this.program, args, { cwd: this.ctx.workspace, env: this.env });
+    const proc = startAgentProcess(this.spawn, this.flavor.name, this.program, args, { cwd: this.ctx.workspace, env: this.env });
     this.turns.add(proc);
     const turnReport = this.programReport.beginTurn();
     proc.write(message);
@@ -203,9 +268,9 @@ class OpenCodeSession extends ProgramSession {
       .finally(() => this.programReport.endTurn(turnReport, proc.stderrTail(), proc.exit));
     // Whatever the program left running after a crash goes with it.
     if (killed || code !== 0) proc.kill();
-    if (errors.length > 0) throw new AgentError(`opencode turn failed: ${errors.join('; ')}`, proc.stderrTail());
+    if (errors.length > 0) throw new AgentError(`${this.flavor.name} turn failed: ${errors.join('; ')}`, proc.stderrTail());
     if (code !== 0 || killed) throw proc.failure();
-    if (!this.sessionId) throw new AgentError('opencode exited without a session event', proc.stderrTail() || proc.pendingStdout.slice(-2000));
+    if (!this.sessionId) throw new AgentError(`${this.flavor.name} exited without a session event`, proc.stderrTail() || proc.pendingStdout.slice(-2000));
     return { response, usage };
   }
 

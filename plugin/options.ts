@@ -70,6 +70,8 @@ const openClawAgentSpec = z.strictObject({
   node: z.string().optional(),
 });
 const openCodeAgentSpec = z.strictObject({ type: z.literal('opencode'), ...cliAgentFields, extraConfig: z.record(z.string(), z.unknown()).optional() });
+/** Kilo CLI, OpenCode's fork: the same options (`extraConfig` merges over kilo.json). */
+const kiloAgentSpec = z.strictObject({ type: z.literal('kilo'), ...cliAgentFields, extraConfig: z.record(z.string(), z.unknown()).optional() });
 const geminiCliAgentSpec = z.strictObject({
   type: z.literal('gemini-cli'),
   ...cliAgentFields,
@@ -115,6 +117,7 @@ export const agentSpec = z.discriminatedUnion('type', [
   claudeCodeAgentSpec,
   openClawAgentSpec,
   openCodeAgentSpec,
+  kiloAgentSpec,
   geminiCliAgentSpec,
   hermesAgentSpec,
   pythonAgentSpec,

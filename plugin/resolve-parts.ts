@@ -131,6 +131,8 @@ async function cliAgent(spec: Exclude<AgentSpec, { type: 'reference' | 'module' 
       return adapters.openClawAgent(options as Parameters<typeof adapters.openClawAgent>[0]);
     case 'opencode':
       return adapters.openCodeAgent(options as Parameters<typeof adapters.openCodeAgent>[0]);
+    case 'kilo':
+      return adapters.kiloAgent(options as Parameters<typeof adapters.kiloAgent>[0]);
     case 'gemini-cli':
       return adapters.geminiCliAgent(options as Parameters<typeof adapters.geminiCliAgent>[0]);
     case 'hermes':

@@ -4,7 +4,7 @@
 # the package itself: adapters find them on PATH or through a configured path.
 #
 #   scripts/install-agents.sh            # all of them
-#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw gemini-cli opencode hermes python-agents
+#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw gemini-cli opencode kilo hermes python-agents
 #   npx vera install-agents [names…]     # the same, from an installed vera-safety package
 #
 # Idempotent: a program whose pinned version is already installed is skipped. The npm CLIs come
@@ -18,6 +18,8 @@ CODEX_VERSION=0.171.0
 CLAUDE_CODE_VERSION=2.1.197
 OPENCLAW_VERSION=2026.9.6
 OPENCODE_VERSION=1.18.33
+# Kilo CLI (OpenCode's fork): 7.7.7 is the newest release whose linux-x64 binary the registry serves here.
+KILO_VERSION=7.7.7
 NODE24_VERSION=24.22.3
 GEMINI_CLI_VERSION=0.61.0
 HERMES_VERSION=0.19.0
@@ -26,7 +28,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DIR=${VERA_AGENTS_DIR:-$PWD/.agents}
 mkdir -p "$DIR"
 wanted=("$@")
-[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw gemini-cli opencode hermes python-agents)
+[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw gemini-cli opencode kilo hermes python-agents)
 
 # One npm prefix per program, so versions never clash and each can be removed alone.
 install() { # name, then package specs
@@ -95,8 +97,10 @@ for a in "${wanted[@]}"; do
     # opencode-ai's launcher runs one of its platform binaries (optional dependencies: -x64,
     # -x64-baseline for CPUs without AVX2, -musl); npm installs the ones matching this machine.
     opencode) install opencode "opencode-ai@$OPENCODE_VERSION" ;;
+    # The same for Kilo CLI: @kilocode/cli's launcher and its platform binary (@kilocode/cli-linux-x64…).
+    kilo) install kilo "@kilocode/cli@$KILO_VERSION" ;;
     hermes) install_hermes ;;
     python-agents) install_python_agents ;;
-    *) echo "unknown agent: $a (expected codex, claude-code, openclaw, gemini-cli, opencode, hermes, python-agents)" >&2; exit 2 ;;
+    *) echo "unknown agent: $a (expected codex, claude-code, openclaw, gemini-cli, opencode, kilo, hermes, python-agents)" >&2; exit 2 ;;
   esac
 done

@@ -13,6 +13,7 @@ describe('plugin agent specs for the real agent CLIs', () => {
       'gemini-cli:gemini-2.5-flash',
     ],
     [{ type: 'opencode', model: 'gpt-4o-mini', baseURL: 'https://api.example/v1', extraConfig: { instructions: ['AGENTS.md'] } }, 'opencode:gpt-4o-mini'],
+    [{ type: 'kilo', model: 'gpt-4o-mini', baseURL: 'https://api.example/v1' }, 'kilo:gpt-4o-mini'],
     [{ type: 'hermes', model: 'hermes-4' }, 'hermes:hermes-4'],
     [{ type: 'python', entry: 'my_agent:run', python: '.venv/bin/python', model: 'gpt-4o-mini' }, 'python:my_agent:run'],
     [{ type: 'mcp-cli', name: 'mine', command: 'my-agent', args: ['--mcp', '{gatewayUrl}', '{message}'] }, 'mcp-cli:mine'],
