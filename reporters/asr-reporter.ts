@@ -2,7 +2,8 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, TestSpecification, Vitest } from 'vitest/node';
 import { summarizeAsr, type AsrRow } from '../engine/asr.js';
-import { renderAsrTable, renderAttribution, renderCompactTable, renderUtility } from './text-tables.js';
+import { compareAgents } from '../engine/agent-comparison.js';
+import { renderAgentDisagreements, renderAsrTable, renderAttribution, renderCompactTable, renderUtility } from './text-tables.js';
 import { renderStatistics } from './text-tables.js';
 import type { VeraTestMeta } from '../engine/test-meta.js';
 import { renderTraffic, summarizeTraffic, type PriceTable } from './traffic.js';
@@ -179,7 +180,8 @@ export class AsrReporter implements Reporter {
     if (utility) blocks.push(utility);
     blocks.push('', renderCompactTable(summary.attack, { rowHeader: 'attack method', tree: true, intervals }));
     blocks.push('', renderCompactTable(summary.environment, { rowHeader: 'environment', tree: true, intervals }));
-    if (agents.length > 1) blocks.push('', renderCompactTable(summary.agent, { rowHeader: 'agent', intervals }));
+    if (agents.length > 1)
+      blocks.push('', renderCompactTable(summary.agent, { rowHeader: 'agent', intervals }), '', renderAgentDisagreements(compareAgents(rows)));
     if (intervals) blocks.push('', renderStatistics(rows));
     const findings = [renderConfinementWarning(tests.map((t) => t.meta)), renderTeardownWarning(tests.map((t) => t.meta)), renderFindings(tests)]
       .filter(Boolean)

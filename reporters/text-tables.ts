@@ -1,3 +1,4 @@
+import type { AgentComparison } from '../engine/agent-comparison.js';
 import { asrInterval, attributableAsr, utilityRate, type AsrCell, type AsrTable } from '../engine/asr.js';
 import { statisticsByThreatModel, type AttemptRow, type Interval, type Rate } from '../engine/stats.js';
 
@@ -125,4 +126,20 @@ export function renderStatistics(rows: readonly AttemptRow[], z = 1.96): string 
       .join('  ')
       .trimEnd();
   return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+/** The runs two agents judged differently, for the terminal: the first `max`, and how to list the rest. */
+export function renderAgentDisagreements(comparison: AgentComparison, max = 10): string {
+  if (comparison.agents.length < 2) return '';
+  const n = comparison.disagreements.length;
+  const head = ` agents judged ${n} of ${comparison.shared} shared runs differently${n ? ':' : ''}`;
+  const lines = comparison.disagreements.slice(0, max).map(
+    (d) =>
+      `   ${d.caseId} [${d.threatModel}]${d.repeat ? ` #${d.repeat + 1}` : ''}  ${comparison.agents
+        .filter((a) => a in d.verdicts)
+        .map((a) => `${a}: ${d.verdicts[a] ?? 'error'}`)
+        .join(' · ')}`,
+  );
+  if (n > max) lines.push(`   … ${n - max} more (vera report: "Agents compared"; vera diff <records> --agents A,B)`);
+  return [head, ...lines].join('\n');
 }

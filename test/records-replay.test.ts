@@ -81,6 +81,63 @@ describe('vera replay and vera diff on real records', () => {
     expect(x.lines.at(-1)).toBe('all 0/3 0% → 2/3 67%; 2 regressions, 0 fixed, 0 N/A/error changes, 1 unchanged');
   });
 
+  it('two agents in one record set: vera diff --agents compares them run by run, the HTML report side by side', async () => {
+    // One folder holding both agents' runs, as two projects of one config leave it (the fixture's
+    // two policies share the reference agent's id, so each copy is given its own).
+    const both = await mkdtemp(join(tmpdir(), 'vera-two-agents-'));
+    const { readdir } = await import('node:fs/promises');
+    for (const [run, agent] of [
+      [guarded, 'reference:guarded'],
+      [naive, 'reference:naive'],
+    ] as const) {
+      const dir = join(run.outDir, 'records');
+      const files: string[] = [];
+      const walk = async (d: string) => {
+        for (const e of await readdir(d, { withFileTypes: true })) {
+          if (e.isDirectory()) await walk(join(d, e.name));
+          else if (e.name.endsWith('.json')) files.push(join(d, e.name));
+        }
+      };
+      await walk(dir);
+      expect(files.length).toBe(3);
+      await mkdir(join(both, agent.replace(':', '-')), { recursive: true });
+      for (const file of files) {
+        const record = JSON.parse(await readFile(file, 'utf8')) as { agent: string };
+        record.agent = agent;
+        await writeFile(join(both, agent.replace(':', '-'), file.split('/').at(-1)!), JSON.stringify(record));
+      }
+    }
+    const x = io();
+    expect(await main(['diff', both, '--agents', 'guarded,naive'], x)).toBe(1);
+    expect(x.errors).toEqual([]);
+    expect(x.lines[0]).toBe('comparing agent reference:guarded (before) with agent reference:naive (after), run by run');
+    const at = x.lines.indexOf('violated under reference:naive, not under reference:guarded (2):');
+    expect(at, x.lines.join('\n')).toBeGreaterThan(0);
+    expect(x.lines[at + 1]).toBe('  notes-leak [multi-channel]  safe → violated');
+    expect(x.lines.at(-1)).toBe(
+      'all 0/3 0% → 2/3 67%; 2 violated only under reference:naive, 0 only under reference:guarded, 0 N/A/error differences, 1 the same',
+    );
+    // A name that is no agent of the set, or one that names two, is refused with the agents there.
+    const y = io();
+    expect(await main(['diff', both, '--agents', 'reference,codex'], y)).toBe(2);
+    expect(y.errors).toEqual([
+      'vera diff: "reference" names 2 agents in these records (agents: reference:guarded, reference:naive)',
+      'vera diff: no agent "codex" in these records (agents: reference:guarded, reference:naive)',
+    ]);
+    // The HTML report keeps both agents and compares them: every agent's ASR per cell, the runs they judged differently.
+    const out = join(both, 'report.html');
+    expect(await main(['report', both, '--out', out], io())).toBe(0);
+    const html = await readFile(out, 'utf8');
+    expect(html).toContain('<h2 id="agents-compared">Agents compared</h2>');
+    expect(html).toMatch(
+      /3 runs \(case × threat model × attempt\) ran under two or more of 2 agents; the agents judged <strong>2<\/strong> of them differently/,
+    );
+    const table = html.slice(html.indexOf('id="disagreements-table"'), html.indexOf('</table>', html.indexOf('id="disagreements-table"')));
+    expect(table.match(/<tr><td>notes-leak<\/td>/g)).toHaveLength(2);
+    expect(table).toMatch(/<td>notes-leak<\/td><td>multi-channel<\/td><td>[^<]+<\/td><td><a href="#run-notes-leak--multi-channel(-2)?">/);
+    await rm(both, { recursive: true, force: true });
+  });
+
   it('the other way round the same runs became safe, and the exit code is 0', async () => {
     const x = io();
     expect(await main(['diff', join(naive.outDir, 'records'), join(guarded.outDir, 'records')], x)).toBe(0);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { asrInterval, asrTable, compareTaxonomy, hasRepeats, summarizeAsr, taxonomyAncestors, type AsrRow } from '../engine/asr.js';
+import { compareAgents } from '../engine/agent-comparison.js';
 import { formatAsr, renderAsrTable, renderCompactTable, renderUtility } from '../reporters/text-tables.js';
 
 /**
@@ -117,5 +118,48 @@ describe('ASR aggregation on a known set of runs', () => {
     expect(['a/b', 'a-x', 'a', 'b', 'a/b/c'].sort(compareTaxonomy)).toEqual(['a', 'a/b', 'a/b/c', 'a-x', 'b']);
     expect(hasRepeats(rows.filter((r) => r.repeat !== 1))).toBe(false);
     expect(hasRepeats(rows)).toBe(true);
+  });
+});
+
+describe('agents side by side', () => {
+  const run = (
+    caseId: string,
+    agent: string,
+    status: AsrRow['status'],
+    threatModel: AsrRow['threatModel'] = 'indirect',
+    risk = 'data-exfiltration/x',
+  ): AsrRow => ({
+    caseId,
+    risk,
+    attack: 'prompt-injection/indirect',
+    environment: 'email',
+    threatModel,
+    agent,
+    status,
+  });
+
+  it('compares run by run: a table per agent, the shared runs, and the disagreements with violated-vs-safe first', () => {
+    const c = compareAgents([
+      run('a', 'x', 'violated'),
+      run('a', 'y', 'safe'),
+      run('b', 'x', 'safe'),
+      run('b', 'y', 'safe'),
+      run('c', 'x', 'not-applicable', 'multi-channel', 'integrity/y'),
+      run('c', 'y', 'violated', 'multi-channel', 'integrity/y'),
+      run('d', 'x', 'violated'),
+      run('e', 'y', 'violated', 'benign'),
+      { ...run('f', 'x', 'safe'), agent: undefined },
+    ]);
+    expect(c.agents).toEqual(['x', 'y']);
+    expect(c.rows).toEqual(['data-exfiltration', 'integrity']);
+    expect(c.columns).toEqual(['benign', 'multi-channel', 'indirect']);
+    expect(formatAsr(c.tables.x!.cells['data-exfiltration']!.indirect)).toBe('2/3 67%');
+    expect(formatAsr(c.tables.y!.cells['data-exfiltration']!.indirect)).toBe('0/2 0%');
+    // a, b and c ran under both; d and e under one agent only (not a disagreement), f under none.
+    expect(c.shared).toBe(3);
+    expect(c.disagreements.map((d) => [d.caseId, d.verdicts])).toEqual([
+      ['a', { x: 'violated', y: 'safe' }],
+      ['c', { x: 'not-applicable', y: 'violated' }],
+    ]);
   });
 });

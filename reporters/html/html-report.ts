@@ -2,6 +2,8 @@ import { asrInterval, summarizeAsr, utilityRate, type AsrCell, type AsrTable, at
 import { formatAsr, percent } from '../text-tables.js';
 import type { SafetyRecord } from '../../engine/record-writer.js';
 import { reportRunOfRecord } from '../summary/report-run.js';
+import { compareAgents } from '../../engine/agent-comparison.js';
+import { agentsComparedSection } from './agents-compared.js';
 import { asrBarChart } from './charts.js';
 import { REPORT_JS } from './client-script.js';
 import { esc, slug } from './html-text.js';
@@ -113,6 +115,12 @@ export function renderHtmlReport(runs: readonly HtmlReportRun[], opts: { title?:
     used.add(id);
     return id;
   });
+  const pageOfRun = new Map(
+    sorted.map((r, i) => [`${r.record.caseId}\u0000${r.record.threatModel}\u0000${r.record.repeat ?? 0}\u0000${r.record.agent}`, ids[i]!]),
+  );
+  const agentsCompared = agentsComparedSection(compareAgents(reportRuns.map((r) => r.row)), (run, agent) =>
+    pageOfRun.get(`${run.caseId}\u0000${run.threatModel}\u0000${run.repeat}\u0000${agent}`),
+  );
   const title = opts.title ?? 'Vera safety report';
   const t = summary.total;
   const judged = t.violated + t.safe;
@@ -173,6 +181,7 @@ ${compactTable(summary.attack, 'attack method', { intervals, id: 'attack-table',
 <h3>By environment</h3>
 ${compactTable(summary.environment, 'environment', { intervals, id: 'environment-table', tree: true })}
 ${summary.agents.length > 1 ? `<h3>By agent</h3>${compactTable(summary.agent, 'agent', { intervals, id: 'agent-table', tree: false })}` : ''}
+${agentsCompared}
 <h2>Runs</h2>
 <div class="filters">
 <label>status <select id="filter-status"><option value="">all</option>${options(statuses)}</select></label>
