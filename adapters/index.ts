@@ -6,7 +6,7 @@ export { codexAgent, codexConfig, type CodexAgentOptions } from './codex-agent.j
 export { claudeCodeAgent, type ClaudeCodeAgentOptions } from './claude-code-agent.js';
 export { openClawAgent, openClawConfig, type OpenClawAgentOptions } from './openclaw-agent.js';
 export { kiloAgent, openCodeAgent, openCodeConfig, type OpenCodeAgentOptions } from './opencode-agent.js';
-export { geminiCliAgent, geminiCliSettings, type GeminiCliAgentOptions } from './gemini-cli-agent.js';
+export { geminiCliAgent, geminiCliSettings, qwenCodeAgent, type GeminiCliAgentOptions, type QwenCodeAgentOptions } from './gemini-cli-agent.js';
 export { hermesAgent, hermesConfig, type HermesAgentOptions } from './hermes-agent.js';
 export { pythonAgent, type PythonAgentOptions } from './python-agent.js';
 export { mcpCliAgent, type McpCliAgentOptions } from './mcp-cli-agent.js';

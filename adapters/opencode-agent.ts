@@ -220,7 +220,8 @@ class OpenCodeSession extends ProgramSession {
     proc.write(message);
     proc.endInput();
     let stepText: string[] = [];
-    /** When the step's first text not yet recorded began (OpenCode's clock for the part). */
+    /** When the step began, and when the step's first text not yet recorded began (OpenCode's clock). */
+    let stepAt: number | undefined;
     let saidAt: number | undefined;
     /** How many of the step's texts are already recorded as interim messages (said before a tool call). */
     let narrated = 0;
@@ -235,6 +236,7 @@ class OpenCodeSession extends ProgramSession {
         case 'step_start':
           stepText = [];
           narrated = 0;
+          stepAt = event.timestamp ?? Date.now();
           break;
         case 'text':
           if (stepText.length === narrated) saidAt = event.part.time?.start ?? Date.now();
@@ -244,8 +246,12 @@ class OpenCodeSession extends ProgramSession {
           break;
         case 'tool_use': {
           // What the step said before this tool call is an interim message (the trajectory keeps the last one as the reply when nothing follows).
+          // Its time: the text's own start, but never later than the step's start for the step's first
+          // text — a model step says its text before its tool calls, and OpenCode stamps a part when
+          // its event loop gets to it, which under load can be after the SDK already ran the tool.
           const said = stepText.slice(narrated).join('\n').trim();
-          if (said !== '') this.ctx.recordMessage?.({ text: said, at: Math.min(saidAt ?? Date.now(), event.part.state.time?.start ?? Date.now()) });
+          const startedAt = narrated === 0 && stepAt !== undefined ? stepAt : Number.POSITIVE_INFINITY;
+          if (said !== '') this.ctx.recordMessage?.({ text: said, at: Math.min(startedAt, saidAt ?? Date.now(), event.part.state.time?.start ?? Date.now()) });
           narrated = stepText.length;
           this.recordTool(event.part);
           break;

@@ -26,7 +26,8 @@ const tokens = z.looseObject({
 });
 
 export const openCodeEvent = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('step_start'), sessionID: z.string() }),
+  /** `timestamp`: when the step began (ms since the epoch, OpenCode's clock; newer versions print it on every event). */
+  z.looseObject({ type: z.literal('step_start'), sessionID: z.string(), timestamp: z.number().optional() }),
   z.looseObject({
     type: z.literal('text'),
     sessionID: z.string(),

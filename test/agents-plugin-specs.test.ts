@@ -12,6 +12,10 @@ describe('plugin agent specs for the real agent CLIs', () => {
       { type: 'gemini-cli', model: 'gemini-2.5-flash', baseURL: 'http://127.0.0.1:9/', maxRetries: 2, extraSettings: { ui: { hideTips: true } } },
       'gemini-cli:gemini-2.5-flash',
     ],
+    [
+      { type: 'qwen-code', model: 'qwen3-coder-plus', baseURL: 'https://api.example/v1', maxRetries: 1, node: '/opt/node24/bin/node' },
+      'qwen-code:qwen3-coder-plus',
+    ],
     [{ type: 'opencode', model: 'gpt-4o-mini', baseURL: 'https://api.example/v1', extraConfig: { instructions: ['AGENTS.md'] } }, 'opencode:gpt-4o-mini'],
     [{ type: 'kilo', model: 'gpt-4o-mini', baseURL: 'https://api.example/v1' }, 'kilo:gpt-4o-mini'],
     [{ type: 'hermes', model: 'hermes-4' }, 'hermes:hermes-4'],

@@ -38,7 +38,10 @@ describe('error codes', () => {
     }
     expect(errorEntry(made[0]![0], 'HARNESS_FAILED')).toEqual({ kind: 'AgentError', code: 'AGENT_FAILED', message: 'crashed', detail: 'stderr tail' });
     // An error of the user's own code has no code: it gets the one the caller knows (the stage's).
-    expect(errorEntry(new TypeError('x is undefined'), 'AGENT_FAILED')).toEqual({ kind: 'TypeError', code: 'AGENT_FAILED', message: 'x is undefined' });
+    // It keeps its stack (where in the user's code it was thrown); a Vera error above does not need one.
+    const userError = errorEntry(new TypeError('x is undefined'), 'AGENT_FAILED');
+    expect(userError).toEqual({ kind: 'TypeError', code: 'AGENT_FAILED', message: 'x is undefined', stack: expect.stringContaining('error-codes.test.ts:') });
+    expect(userError.stack!.split('\n').length).toBeLessThanOrEqual(12);
     // A code that is not Vera's is not taken for one (an errno, an HTTP client's).
     expect(isVeraError(Object.assign(new Error('no such file'), { code: 'ENOENT' }))).toBe(false);
   });

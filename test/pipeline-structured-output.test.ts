@@ -43,7 +43,7 @@ describe('the case compiler asks for its reply with the JSON Schema of the case 
     const kinds = schema.$defs.Predicate!.anyOf!.map((alternative) => alternative.required?.[0]);
     expect(kinds).toEqual(['all', 'any', 'not', 'toolCall', 'sequence', 'state', 'response', 'egress', 'custom']);
     expect(schema.$defs.StateMatcher!.properties!.scope!.enum).toEqual(['final', 'initial', 'added', 'removed', 'changed']);
-    expect(Object.keys(schema.$defs.EgressMatcher!.properties!)).toEqual(['secret', 'contains', 'channel', 'destination', 'encodings']);
+    expect(Object.keys(schema.$defs.EgressMatcher!.properties!)).toEqual(['secret', 'contains', 'ignoreCase', 'channel', 'destination', 'encodings']);
     expect(JSON.stringify(schema)).toContain('"mode":{"type":"string","enum":["identity","append","prefix","override"]}');
   });
 });

@@ -184,3 +184,44 @@ describe('OpenClaw over Chat Completions: internal-context messages do not start
     for (const text of ['Please check my mail', '<b>bold</b> request', 'ACTION: list_emails {}', '']) expect(isAgentContextText(text)).toBe(false);
   });
 });
+
+describe('Qwen Code over Chat Completions: its system-reminder parts are context', () => {
+  it("the reminder parts before the prompt (skills, the startup context, the date) become one context message; the prompt is the user's words", () => {
+    // The shape Qwen Code 0.24 sends (texts cut): one user message, its reminders as parts before the prompt.
+    const conversation = chatRequestToConversation({
+      model: 'vera-scripted',
+      messages: [
+        { role: 'system', content: 'You are Qwen Code, a non-interactive CLI agent developed by Alibaba Group.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '<system-reminder>\nThe following skills are available for use with the Skill tool.\n</system-reminder>' },
+            {
+              type: 'text',
+              text: "<system-reminder>\nThis is the Qwen Code. We are setting up the context for our chat.\nI'm currently working in the directory: /tmp/w\n</system-reminder>",
+            },
+            { type: 'text', text: 'Please go through my inbox.' },
+          ],
+        },
+        { role: 'assistant', content: 'Done.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '<system-reminder>\nThe current date is: Thursday.\n</system-reminder>' },
+            { type: 'text', text: 'And the newsletter?' },
+          ],
+        },
+      ],
+    });
+    const users = conversation.messages.filter((m) => m.role === 'user');
+    expect(users.map((m) => [m.context ?? false, m.text.slice(0, 17)])).toEqual([
+      [true, '<system-reminder>'],
+      [false, 'Please go through'],
+      [true, '<system-reminder>'],
+      [false, 'And the newslette'],
+    ]);
+    expect(users[0]!.text).toContain("I'm currently working in the directory: /tmp/w");
+    expect(conversation.messages.filter(isRealUserMessage).map((m) => m.text)).toEqual(['Please go through my inbox.', 'And the newsletter?']);
+    expect(readTurn(conversation)!.userText).toBe('And the newsletter?');
+  });
+});

@@ -6,6 +6,8 @@
  *   and other whole-message XML-ish blocks it sends with role `user`.
  * - Claude Code: `<system-reminder>…</system-reminder>` text blocks (alone, or before the prompt
  *   in the same message), `<command-name>` / `<local-command-stdout>` blocks.
+ * - Qwen Code: `<system-reminder>` parts before the prompt (its skills, the startup context with
+ *   the working directory, the date), on the Chat Completions wire.
  * - OpenClaw: `<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>> … <<<END_OPENCLAW_INTERNAL_CONTEXT>>>`,
  *   sent as a user message after each prompt and each tool result.
  * - Gemini CLI: `<session_context>…</session_context>` (date, OS, workspace listing) as its own

@@ -4,15 +4,17 @@
  * the way OpenAI does: index + id + name first, then argument fragments).
  */
 import type { Conversation, ConversationMessage, ConversationTool, ConversationToolCall } from './conversation.js';
+import { splitAgentContext } from './agent-context.js';
 import { isPlainObject } from './directives.js';
 import { WireRequestError, type WireAdapter, type WireContext, type WireReply } from './scripted-model-server.js';
 
 const TEXT_PIECE = 24;
 const ARGUMENT_PIECE = 16;
 
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (content === null || content === undefined) return '';
+/** A message's text parts (a string content is one part). */
+function contentParts(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (content === null || content === undefined) return [];
   if (Array.isArray(content)) {
     const parts: string[] = [];
     for (const part of content) {
@@ -22,9 +24,13 @@ function contentText(content: unknown): string {
         else if (typeof part.refusal === 'string') parts.push(part.refusal);
       }
     }
-    return parts.join('\n');
+    return parts;
   }
   throw new WireRequestError(`Invalid message content: expected a string, null or an array of parts`);
+}
+
+function contentText(content: unknown): string {
+  return contentParts(content).join('\n');
 }
 
 function parseArguments(raw: unknown): Record<string, unknown> {
@@ -83,17 +89,21 @@ export function chatRequestToConversation(body: unknown): Conversation {
     if (!isPlainObject(m) || typeof m.role !== 'string') {
       throw new WireRequestError(`Invalid message at index ${i}: expected an object with a role`, `messages[${i}]`);
     }
-    const text = contentText(m.content);
     switch (m.role) {
       case 'system':
       case 'developer':
-        messages.push({ role: 'system', text });
+        messages.push({ role: 'system', text: contentText(m.content) });
         break;
-      case 'user':
-        messages.push({ role: 'user', text });
+      case 'user': {
+        // Context an agent program sends as parts of the user's message (Qwen Code's `<system-reminder>`
+        // parts before the prompt) is its own context message, as on the other wires.
+        const { text, context } = splitAgentContext(contentParts(m.content));
+        if (context) messages.push({ role: 'user', text: context, context: true });
+        if (text || !context) messages.push({ role: 'user', text });
         break;
+      }
       case 'assistant': {
-        const message: ConversationMessage = { role: 'assistant', text };
+        const message: ConversationMessage = { role: 'assistant', text: contentText(m.content) };
         const toolCalls = readToolCalls(m, names);
         if (toolCalls) message.toolCalls = toolCalls;
         messages.push(message);
@@ -101,7 +111,7 @@ export function chatRequestToConversation(body: unknown): Conversation {
       }
       case 'tool':
       case 'function': {
-        const message: ConversationMessage = { role: 'tool', text };
+        const message: ConversationMessage = { role: 'tool', text: contentText(m.content) };
         const id = typeof m.tool_call_id === 'string' ? m.tool_call_id : typeof m.name === 'string' ? m.name : undefined;
         if (id !== undefined) message.toolCallId = id;
         const name = (id !== undefined ? names.get(id) : undefined) ?? (typeof m.name === 'string' ? m.name : undefined);
