@@ -10,7 +10,7 @@
 # content hash is already tagged, nothing is imported.
 #
 #   scripts/build-sandbox-image.sh                 build (or confirm) the image
-#   scripts/build-sandbox-image.sh --bundle DIR    only bundle the server (+ native packages) into DIR
+#   scripts/build-sandbox-image.sh --bundle DIR    only bundle the server (+ sql.js) into DIR
 #                                                  (docker/Dockerfile uses this)
 #   npx vera sandbox-image                         the same, from an installed vera-safety package
 # Environment: VERA_SANDBOX_IMAGE overrides the tag; VERA_AGENTS_DIR the agents folder (default
@@ -19,10 +19,11 @@ set -euo pipefail
 CALLER_DIR=$PWD
 cd "$(dirname "$0")/.."
 REPO=$PWD
-# Packages with native addons cannot be bundled; they are copied next to the bundle when present.
-NATIVE_PACKAGES=(better-sqlite3)
-# Dependencies those packages need only to install (fetch or compile the addon), not to run.
-INSTALL_ONLY=(prebuild-install node-gyp node-gyp-build-optional-packages)
+# Packages the bundle keeps external (sql.js loads its WebAssembly file from beside its script);
+# they are copied next to the bundle when the bundle imports them.
+EXTERNAL_PACKAGES=(sql.js)
+# What the server uses of each (the rest of sql.js is other builds of the same engine, ~30 MB).
+declare -A KEEP_ONLY=([sql.js]="package.json dist/sql-wasm.js dist/sql-wasm.wasm")
 
 # What the shell environment (and a CLI agent's own shell) needs inside the container.
 TOOLS=(sh bash cat ls mkdir rmdir rm cp mv ln touch echo printf head tail wc grep sed sort uniq cut tr
@@ -50,7 +51,7 @@ bundle() {
     echo "build-sandbox-image: no sandbox server to bundle (neither the sources with esbuild nor dist/sandbox-server.mjs)" >&2
     exit 1
   fi
-  for pkg in "${NATIVE_PACKAGES[@]}"; do
+  for pkg in "${EXTERNAL_PACKAGES[@]}"; do
     grep -q "from \"$pkg\"\|require(\"$pkg\")" "$out/sandbox-server.mjs" || continue
     copy_package "$pkg" "$out/node_modules"
   done
@@ -60,14 +61,17 @@ bundle() {
 copy_package() {
   local pkg=$1 dest=$2
   [[ -d $dest/$pkg ]] && return 0
-  [[ " ${INSTALL_ONLY[*]} " == *" $pkg "* ]] && return 0
   # Where Node finds it from the package (its own node_modules, or hoisted into the project's).
   local src
   src=$(node -e 'const path = require("node:path"); try { console.log(path.dirname(require.resolve(process.argv[1] + "/package.json", { paths: [process.argv[2]] }))); } catch {}' "$pkg" "$REPO")
   [[ -n $src && -d $src ]] || { echo "build-sandbox-image: the bundle needs $pkg, which is not installed" >&2; exit 1; }
   mkdir -p "$(dirname "$dest/$pkg")"
-  cp -a "$src" "$dest/$pkg"
-  rm -rf "$dest/$pkg/deps" "$dest/$pkg/src" "$dest/$pkg/build/Release/obj" "$dest/$pkg/build/Release/.deps"
+  if [[ -n ${KEEP_ONLY[$pkg]:-} ]]; then
+    local file
+    for file in ${KEEP_ONLY[$pkg]}; do mkdir -p "$(dirname "$dest/$pkg/$file")" && cp -a "$src/$file" "$dest/$pkg/$file"; done
+  else
+    cp -a "$src" "$dest/$pkg"
+  fi
   local dep
   for dep in $(node -e 'const p = require(process.argv[1]); console.log(Object.keys(p.dependencies ?? {}).join(" "))' "$src/package.json"); do
     copy_package "$dep" "$dest"

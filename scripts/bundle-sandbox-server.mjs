@@ -2,7 +2,8 @@
 // Bundles the container sandbox server (sandbox/container/server-main.ts) into one ESM file for
 // the sandbox image: `npm run build` ships it as dist/sandbox-server.mjs (so an installed package
 // can build the image without its sources), and scripts/build-sandbox-image.sh bundles it from a
-// source checkout. Native addons (better-sqlite3) stay external: the image build copies them.
+// source checkout. sql.js (SQLite in WebAssembly) stays external: it loads its .wasm file from
+// beside its own script, so the image build copies the package.
 // just-bash stays external too: the simulated shell is never used inside the container.
 //
 //   node scripts/bundle-sandbox-server.mjs <out-file>
@@ -25,6 +26,6 @@ await build({
   outfile: resolve(out),
   logLevel: 'warning',
   legalComments: 'none',
-  external: ['better-sqlite3', 'just-bash'],
+  external: ['sql.js', 'just-bash'],
   banner: { js: "import { createRequire as __veraCreateRequire } from 'node:module'; const require = __veraCreateRequire(import.meta.url);" },
 });

@@ -24,11 +24,11 @@ interface Block {
 }
 
 /** The fenced blocks of one README section. */
-async function readmeBlocks(): Promise<Block[]> {
+async function readmeBlocks(heading = SECTION): Promise<Block[]> {
   const readme = await readFile(join(REPO, 'README.md'), 'utf8');
-  const start = readme.indexOf(SECTION);
-  if (start < 0) throw new Error(`README.md has no section "${SECTION}"`);
-  const rest = readme.slice(start + SECTION.length);
+  const start = readme.indexOf(heading);
+  if (start < 0) throw new Error(`README.md has no section "${heading}"`);
+  const rest = readme.slice(start + heading.length);
   const section = rest.slice(0, rest.search(/\n## /));
   return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, body: m[2]! }));
 }
@@ -264,14 +264,26 @@ describe("the README's user repository, with the package installed from its tarb
     `npx vera sandbox-image builds the image from the package, and the README's case runs in it${skipNote}`,
     async () => {
       const image = `vera-sandbox:consumer-${process.pid}`;
+      await writeFile(
+        join(repo, 'vitest.container.config.ts'),
+        (await readFile(join(repo, 'vitest.config.ts'), 'utf8')).replace('agent: {', `sandbox: 'container', container: { image: '${image}' }, agent: {`),
+      );
+      // testcontainers is an optional peer: without it, the container run is one error saying what to install.
+      const without = await vitest(['run', '--config', 'vitest.container.config.ts'], { MY_AGENT_MODE: 'naive', TESTCONTAINERS_RYUK_DISABLED: 'true' });
+      expect(without.code).not.toBe(0);
+      expect(without.stdout + without.stderr).toContain(
+        "sandbox: 'container' needs the testcontainers package, which is not installed: npm install -D testcontainers@^11.9.0",
+      );
+      // The README's container section: its install line, then the image.
+      const commands = (await readmeBlocks('\n## Container sandbox\n')).find((b) => b.lang === 'sh' && /testcontainers/.test(b.body));
+      if (!commands) throw new Error('the README\'s "Container sandbox" section has no install command for testcontainers');
+      const install = commands.body.split('\n')[0]!.split('#')[0]!.trim().split(/\s+/).slice(1);
+      const installed = await run('npm', [...install, '--no-audit', '--no-fund', '--prefer-offline'], { cwd: repo, timeoutMs: 300_000 });
+      expect(installed.code, installed.stderr).toBe(0);
       const built = await run('npx', ['vera', 'sandbox-image'], { cwd: repo, env: { VERA_SANDBOX_IMAGE: image } });
       expect(built.code, built.stdout + built.stderr).toBe(0);
       expect(built.stdout).toContain(`built ${image}`);
       try {
-        await writeFile(
-          join(repo, 'vitest.container.config.ts'),
-          (await readFile(join(repo, 'vitest.config.ts'), 'utf8')).replace('agent: {', `sandbox: 'container', container: { image: '${image}' }, agent: {`),
-        );
         const r = await vitest(['run', '--config', 'vitest.container.config.ts'], { MY_AGENT_MODE: 'naive', TESTCONTAINERS_RYUK_DISABLED: 'true' });
         expect(tableRow(r.stdout, 'data-exfiltration'), r.stdout + r.stderr).toEqual([
           'data-exfiltration',

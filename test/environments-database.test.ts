@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InProcessBackend } from '../sandbox/backends/in-process-backend.js';
 import { databaseEnvironment, toCsv } from '../sandbox/environments/database/index.js';
+import { SqlConnection } from '../sandbox/environments/database/connection.js';
 import { sqlCodeOnly } from '../sandbox/environments/database/sql-guard.js';
 import { harness, removeTempDirs, tempDir, type Harness } from './helpers/environment-harness.js';
 
@@ -157,8 +158,18 @@ describe('database environment', () => {
     }
     expect(await h.opFails('execute', { sql: `CREATE TABLE t (a); ATTACH '${target}' AS x;` })).toMatch(/ATTACH is not allowed/);
     expect(await h.fails('execute_sql', { sql: 'PRAGMA foreign_keys = OFF' })).toMatch(/PRAGMA is not allowed/);
-    expect(await h.fails('run_query', { sql: "SELECT load_extension('/tmp/evil')" })).toMatch(/not authorized/);
+    // The WebAssembly build has no extension loading at all.
+    expect(await h.fails('run_query', { sql: "SELECT load_extension('/tmp/evil')" })).toMatch(/no such function: load_extension/);
     expect(existsSync(target)).toBe(false);
+    // Beneath the guard: SQLite in WebAssembly sees only its own in-memory file system, so even an
+    // ATTACH that got past the screen creates nothing on the host.
+    // (/tmp exists in both, so the attach succeeds, in WebAssembly memory.)
+    const hostPath = `/tmp/vera-attach-probe-${process.pid}.db`;
+    const engine = await SqlConnection.open();
+    engine.exec(`ATTACH DATABASE '${hostPath}' AS x; CREATE TABLE x.t (a); INSERT INTO x.t VALUES (1)`);
+    expect(engine.all('SELECT a FROM x.t')).toEqual([{ a: 1 }]);
+    expect(existsSync(hostPath)).toBe(false);
+    engine.close();
     // The words are fine inside strings and quoted identifiers.
     await h.call('execute_sql', { sql: `INSERT INTO audit_log VALUES ('2024-06-01', 'amy', 'ATTACH the VACUUM -- pragma')` });
     await h.call('execute_sql', { sql: 'CREATE TABLE "attach" ("vacuum" TEXT)' });

@@ -8,6 +8,24 @@ import { EXEC_PID_DIR, healthResponse, killedResponse, READY_PREFIX, readyLine, 
 import type { SandboxSpawnOptions } from '../sandbox.js';
 import { VeraError } from '../../engine/errors.js';
 
+/**
+ * testcontainers, loaded on first use: it is an optional peer dependency (only this backend needs
+ * it, and it brings a Docker client with native addons), so runs on the in-process backend never
+ * install or load it. Missing, it is one error saying what to install.
+ */
+async function loadTestcontainers(): Promise<typeof import('testcontainers')> {
+  try {
+    return await import('testcontainers');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || !/testcontainers/.test((error as Error).message)) throw error;
+    throw new VeraError(
+      'SANDBOX_START_FAILED',
+      'sandbox: \'container\' needs the testcontainers package, which is not installed: npm install -D testcontainers@^11.9.0 (README "Container sandbox")',
+      { cause: error },
+    );
+  }
+}
+
 /** The sandbox container died or vanished: the run it served cannot be judged on its final state. */
 export class SandboxContainerError extends VeraError {
   constructor(message: string) {
@@ -154,8 +172,7 @@ export class ContainerInstance {
     // testcontainers, when itself run in a container, looks up the engine's bridge gateway (a
     // private-range address, and absent under `dockerd --bridge=none`).
     process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
-    // Loaded on first use: runs on the in-process backend never pay for testcontainers.
-    const { GenericContainer, Wait } = await import('testcontainers');
+    const { GenericContainer, Wait } = await loadTestcontainers();
     /** testcontainers has no builder for these host settings. */
     class SandboxContainerDefinition extends GenericContainer {
       withSandboxHostConfig(pidsLimit: number, readOnlyRoot: boolean): this {
@@ -228,7 +245,7 @@ export class ContainerInstance {
     await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000).unref())]);
     let state: { Running?: boolean; ExitCode?: number; OOMKilled?: boolean; Status?: string } | undefined;
     try {
-      const { getContainerRuntimeClient } = await import('testcontainers');
+      const { getContainerRuntimeClient } = await loadTestcontainers();
       const client = await getContainerRuntimeClient();
       state = (await client.container.inspect(client.container.getById(this.id))).State;
     } catch {

@@ -1,5 +1,5 @@
-import Database from 'better-sqlite3';
 import type { EnvironmentDefinition } from '../../environment.js';
+import { SqlConnection } from './connection.js';
 import { databaseOperations } from './operations.js';
 import { snapshotDatabase } from './sqlite.js';
 import { DATA_EXPORT_CHANNEL, databaseConfig, type DatabaseState } from './state.js';
@@ -7,7 +7,7 @@ import { databaseTools } from './tools.js';
 import { databaseEquivalences } from './equivalences.js';
 
 /**
- * A real SQL database: SQLite (better-sqlite3), in memory, one per run. The init script seeds it
+ * A real SQL database: SQLite (compiled to WebAssembly, see `connection.ts`), in memory, one per run. The init script seeds it
  * with SQL. Reading (`run_query`, read-only statements only) and writing (`execute_sql`) are
  * separate tools, so a trajectory shows which one the agent used. Query results mailed to an
  * address outside the organisation's domains (`share_query_results`) are egress through the
@@ -28,15 +28,8 @@ export const databaseEnvironment: EnvironmentDefinition<DatabaseState> = {
   operations: databaseOperations,
   equivalences: databaseEquivalences,
   async create() {
-    const db = new Database(':memory:');
-    db.pragma('foreign_keys = ON');
+    const db = await SqlConnection.open();
     const state: DatabaseState = { db, ...databaseConfig.parse({}) };
-    return {
-      state,
-      snapshot: () => snapshotDatabase(state),
-      dispose: () => {
-        if (db.open) db.close();
-      },
-    };
+    return { state, snapshot: () => snapshotDatabase(state), dispose: () => db.close() };
   },
 };

@@ -32,15 +32,16 @@ export const databaseOperations: OperationSpec<DatabaseState>[] = [
     }),
     apply(state, args) {
       const table = findTable(state.db, args.table);
-      const insertAll = state.db.transaction((rows: typeof args.rows) => {
-        for (const row of rows) {
-          const cols = Object.keys(row);
-          if (cols.length === 0) throw new ToolError('a row needs at least one column');
-          const sql = `INSERT INTO ${quoteIdent(table.name)} (${cols.map(quoteIdent).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
-          state.db.prepare(sql).run(...bindable(cols.map((c) => row[c]!)));
-        }
-      });
-      sqlCall(() => insertAll(args.rows));
+      sqlCall(() =>
+        state.db.transaction(() => {
+          for (const row of args.rows) {
+            const cols = Object.keys(row);
+            if (cols.length === 0) throw new ToolError('a row needs at least one column');
+            const sql = `INSERT INTO ${quoteIdent(table.name)} (${cols.map(quoteIdent).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
+            state.db.run(sql, bindable(cols.map((c) => row[c]!)));
+          }
+        }),
+      );
     },
   }),
 ];

@@ -3,7 +3,7 @@ import { ToolError } from '../../environment.js';
 /**
  * Keeps SQL inside the run's in-memory database. SQLite can reach the host's file system with
  * ATTACH (opens or creates any file) and VACUUM INTO (writes one); `sqlite3_stmt_readonly` even
- * counts ATTACH as read-only. better-sqlite3 exposes no authorizer hook, so statements are
+ * counts ATTACH as read-only. The WebAssembly build exposes no authorizer hook, so statements are
  * screened by keyword, outside string literals, quoted identifiers and comments. (load_extension
  * is already refused by SQLite itself: "not authorized".)
  */

@@ -1,7 +1,7 @@
-import type Database from 'better-sqlite3';
 import type { JsonObject, JsonValue } from '../../../engine/json.js';
 import { ITEM_KEY } from '../../../engine/state-items.js';
 import { ToolError } from '../../environment.js';
+import type { SqlConnection } from './connection.js';
 import { assertSafeSql } from './sql-guard.js';
 import type { DatabaseSnapshot, DatabaseState, SqlParam } from './state.js';
 
@@ -11,11 +11,11 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** SQLite values as JSON: blobs become `{ base64 }`, big integers strings. */
+/** SQLite values as JSON: blobs become `{ base64 }`. */
 function jsonValue(value: unknown): JsonValue {
   if (value === null || typeof value === 'string' || typeof value === 'number') return value;
   if (typeof value === 'bigint') return value.toString();
-  if (Buffer.isBuffer(value)) return { base64: value.toString('base64') };
+  if (value instanceof Uint8Array) return { base64: Buffer.from(value).toString('base64') };
   return String(value);
 }
 
@@ -31,10 +31,7 @@ export function sqlCall<T>(work: () => T): T {
     return work();
   } catch (error) {
     if (error instanceof ToolError) throw error;
-    const message = (error as Error).message;
-    if (/more than one statement/.test(message)) throw new ToolError('one SQL statement per call, please (no ";"-separated scripts)');
-    if (/contains no statements/.test(message)) throw new ToolError('the SQL is empty');
-    throw new ToolError(`SQL error: ${message}`);
+    throw new ToolError(`SQL error: ${(error as Error).message}`);
   }
 }
 
@@ -48,14 +45,14 @@ export interface TableInfo {
   sql: string;
 }
 
-export function objects(db: Database.Database): TableInfo[] {
-  return db
-    .prepare("SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
-    .all() as TableInfo[];
+export function objects(db: SqlConnection): TableInfo[] {
+  return db.all(
+    "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+  ) as unknown as TableInfo[];
 }
 
-export function columnsOf(db: Database.Database, table: string) {
-  return db.prepare(`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)`).all(table) as Array<{
+export function columnsOf(db: SqlConnection, table: string) {
+  return db.all(`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)`, [table]) as unknown as Array<{
     name: string;
     type: string;
     notnull: number;
@@ -64,7 +61,7 @@ export function columnsOf(db: Database.Database, table: string) {
   }>;
 }
 
-export function findTable(db: Database.Database, name: string): TableInfo {
+export function findTable(db: SqlConnection, name: string): TableInfo {
   const wanted = name.trim().replace(/^"|"$/g, '');
   const found = objects(db).find((t) => t.name.toLowerCase() === wanted.toLowerCase());
   if (!found)
@@ -85,7 +82,7 @@ export function findTable(db: Database.Database, name: string): TableInfo {
  * by their content: two equal rows are two rows, and a row whose key is `sku` is changed, not
  * removed and added, when its price changes.
  */
-function snapshotQuery(db: Database.Database, table: TableInfo): string {
+function snapshotQuery(db: SqlConnection, table: TableInfo): string {
   const pk = columnsOf(db, table.name)
     .filter((c) => c.pk > 0)
     .sort((a, b) => a.pk - b.pk)
@@ -105,30 +102,21 @@ export function snapshotDatabase(state: DatabaseState): DatabaseSnapshot {
   for (const t of objects(state.db)) {
     schema[t.name] = t.sql;
     if (t.type !== 'table') continue;
-    tables[t.name] = state.db.prepare(snapshotQuery(state.db, t)).all().map(jsonRow);
+    tables[t.name] = state.db.all(snapshotQuery(state.db, t)).map(jsonRow);
   }
   return { schema, tables, shares: state.shares.map((s) => ({ ...s })) };
 }
 
-/** Prepares one read-only statement, refusing writes. */
-function prepareRead(state: DatabaseState, sql: string) {
-  assertSafeSql(sql);
-  const stmt = sqlCall(() => state.db.prepare(sql));
-  if (!stmt.readonly || !stmt.reader) {
-    throw new ToolError('run_query only runs read-only queries (SELECT, WITH … SELECT); use execute_sql to change data');
-  }
-  return stmt;
-}
-
+/** Runs one read-only query (writes are refused), keeping at most `max` rows and counting all of them. */
 export function readRows(state: DatabaseState, sql: string, params: SqlParam[], max: number) {
-  const stmt = prepareRead(state, sql);
+  assertSafeSql(sql);
   return sqlCall(() => {
     const rows: JsonObject[] = [];
     let total = 0;
-    for (const row of stmt.iterate(...params)) {
+    const columns = state.db.readOnly(sql, params, (row) => {
       if (total < max) rows.push(jsonRow(row));
       total++;
-    }
-    return { columns: stmt.columns().map((c) => c.name), rows, total };
+    });
+    return { columns, rows, total };
   });
 }

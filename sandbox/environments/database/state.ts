@@ -1,7 +1,7 @@
-import type Database from 'better-sqlite3';
 import { z } from 'zod';
 import type { JsonObject } from '../../../engine/json.js';
 import { DEFAULT_DOMAINS } from '../shared/domains.js';
+import type { SqlConnection } from './connection.js';
 
 /** The database environment's state (the SQLite connection, the exports made) and its snapshot. See `index.ts`. */
 
@@ -27,7 +27,7 @@ export const databaseConfig = z.object({
 });
 
 export interface DatabaseState extends z.infer<typeof databaseConfig> {
-  db: Database.Database;
+  db: SqlConnection;
 }
 
 /** What `snapshot()` returns. */
@@ -39,4 +39,4 @@ export interface DatabaseSnapshot extends JsonObject {
   shares: DatabaseShare[];
 }
 
-export type SqlParam = string | number | null;
+export type { SqlParam } from './connection.js';

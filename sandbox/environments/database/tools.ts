@@ -26,7 +26,7 @@ export const databaseTools: ToolSpec<DatabaseState>[] = [
       const tables = objects(state.db).map((t) => ({
         name: t.name,
         type: t.type,
-        ...(t.type === 'table' ? { rows: (state.db.prepare(`SELECT count(*) AS n FROM ${quoteIdent(t.name)}`).get() as { n: number }).n } : {}),
+        ...(t.type === 'table' ? { rows: Number(state.db.all(`SELECT count(*) AS n FROM ${quoteIdent(t.name)}`)[0]?.n) } : {}),
       }));
       return { count: tables.length, tables };
     },
@@ -64,16 +64,12 @@ export const databaseTools: ToolSpec<DatabaseState>[] = [
       assertSafeSql(args.sql);
       const params = bindable(args.params);
       return sqlCall(() => {
-        const stmt = state.db.prepare(args.sql);
-        if (stmt.reader) {
-          // INSERT … RETURNING (or a plain SELECT sent here): give the rows back.
-          const rows = stmt.all(...params).map(jsonRow);
-          return { changes: stmt.readonly ? 0 : rows.length, rows: rows.slice(0, MAX_RESULT_ROWS) };
-        }
-        const result = stmt.run(...params);
+        const result = state.db.run(args.sql, params);
+        // INSERT … RETURNING (or a plain SELECT sent here): give the rows back.
+        if (result.columns.length > 0) return { changes: result.changes, rows: result.rows.map(jsonRow).slice(0, MAX_RESULT_ROWS) };
         // SQLite's last insert rowid is per connection: only an INSERT made it mean something.
         const inserted = /^\s*(with\b[\s\S]*?\b)?(insert|replace)\b/i.test(sqlCodeOnly(args.sql)) && result.changes > 0;
-        return { changes: result.changes, ...(inserted ? { lastInsertRowid: Number(result.lastInsertRowid) } : {}) };
+        return { changes: result.changes, ...(inserted ? { lastInsertRowid: result.lastInsertRowid } : {}) };
       });
     },
   }),
