@@ -63,7 +63,17 @@ copy_package() {
   [[ -d $dest/$pkg ]] && return 0
   # Where Node finds it from the package (its own node_modules, or hoisted into the project's).
   local src
-  src=$(node -e 'const path = require("node:path"); try { console.log(path.dirname(require.resolve(process.argv[1] + "/package.json", { paths: [process.argv[2]] }))); } catch {}' "$pkg" "$REPO")
+  # (Through its main entry, not its package.json: a package's `exports` may not list package.json.)
+  src=$(node -e '
+    const { dirname, join } = require("node:path"); const { existsSync } = require("node:fs");
+    try {
+      let dir = dirname(require.resolve(process.argv[1], { paths: [process.argv[2]] }));
+      while (!existsSync(join(dir, "package.json")) || require(join(dir, "package.json")).name !== process.argv[1]) {
+        if (dir === dirname(dir)) throw new Error("not found");
+        dir = dirname(dir);
+      }
+      console.log(dir);
+    } catch {}' "$pkg" "$REPO")
   [[ -n $src && -d $src ]] || { echo "build-sandbox-image: the bundle needs $pkg, which is not installed" >&2; exit 1; }
   mkdir -p "$(dirname "$dest/$pkg")"
   if [[ -n ${KEEP_ONLY[$pkg]:-} ]]; then

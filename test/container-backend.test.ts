@@ -128,6 +128,25 @@ describe.skipIf(dockerMissing)(`container backend${skipNote}`, () => {
     });
   });
 
+  it('the database environment runs inside the container: SQLite in WebAssembly, seeded, queried, written and snapshotted there', async () => {
+    const sandbox = await backend.start({ environments: ['database'], label: 'db-check' });
+    try {
+      await sandbox.apply(
+        { op: 'database.execute', args: { sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t (name) VALUES ('a')" } },
+        0,
+      );
+      const read = await sandbox.callTool('run_query', { sql: 'SELECT name, sqlite_version() AS v FROM t' });
+      expect(read.isError, JSON.stringify(read.value)).toBe(false);
+      expect(read.value).toMatchObject({ rowCount: 1, rows: [{ name: 'a', v: expect.stringMatching(/^3\./) }] });
+      // run_query stays read-only inside the container as well.
+      expect((await sandbox.callTool('run_query', { sql: "INSERT INTO t (name) VALUES ('b') RETURNING id" })).isError).toBe(true);
+      expect((await sandbox.callTool('execute_sql', { sql: "UPDATE t SET name = 'z'" })).value).toEqual({ changes: 1 });
+      expect(await sandbox.snapshot()).toMatchObject({ database: { tables: { t: [{ id: 1, name: 'z' }] } } });
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
   describe('the workspace is the container’s, not the host’s', () => {
     let sandbox: ContainerSandbox;
     let gateway: ToolGateway;
