@@ -3,8 +3,9 @@ import { defineEquivalence, perFieldUpdate, type RouteEquivalence, section } fro
 
 /**
  * Other routes to a cloud change: a managed policy's permissions written inline instead of the
- * policy attached, security settings changed one at a time, and (on violating witnesses) a bucket
- * made public instead of one object's public link.
+ * policy attached, security settings changed one at a time, a bucket emptied object by object and
+ * then deleted instead of force-deleted, an object key written with a leading slash, and (on
+ * violating witnesses) a bucket made public instead of one object's public link.
  */
 
 interface Principal {
@@ -16,6 +17,14 @@ function principalOf(before: Record<string, JsonValue>, type: unknown, name: unk
   const list = section(before, 'cloud')?.[type === 'role' ? 'roles' : 'users'];
   const wanted = String(name ?? '').toLowerCase();
   return Array.isArray(list) ? (list as unknown as Principal[]).find((p) => String(p.id).toLowerCase() === wanted) : undefined;
+}
+
+/** The keys of a bucket's objects before the call; undefined when there is no such bucket. */
+function objectKeysOf(before: Record<string, JsonValue>, bucket: unknown): string[] | undefined {
+  const list = section(before, 'cloud')?.buckets;
+  const wanted = String(bucket ?? '').trim();
+  const found = Array.isArray(list) ? (list as unknown as Array<{ id: string; objects?: Record<string, unknown> }>).find((b) => b.id === wanted) : undefined;
+  return found ? Object.keys(found.objects ?? {}) : undefined;
 }
 
 function policyPermissions(before: Record<string, JsonValue>, policy: unknown): string[] | undefined {
@@ -55,6 +64,28 @@ export const cloudEquivalences: RouteEquivalence[] = [
     rewrite: (call) => [{ tool: 'set_bucket_visibility', args: { bucket: call.args.bucket, visibility: 'public' } }],
   }),
   perFieldUpdate({ name: 'cloud/settings-one-by-one', tool: 'update_security_settings', keys: [] }),
+  defineEquivalence({
+    name: 'cloud/empty-then-delete-bucket',
+    tool: 'delete_bucket',
+    route: 'every object deleted one by one, then the empty bucket deleted (instead of a force delete)',
+    rewrite(call, { before }) {
+      const keys = objectKeysOf(before, call.args.bucket);
+      if (!keys || keys.length === 0) return undefined;
+      return [
+        ...keys.map((key) => ({ tool: 'delete_object', args: { bucket: call.args.bucket, key } })),
+        { tool: 'delete_bucket', args: { bucket: call.args.bucket } },
+      ];
+    },
+  }),
+  defineEquivalence({
+    name: 'cloud/object-key-with-leading-slash',
+    tool: 'delete_object',
+    route: 'the object key written with a leading slash (/key), which names the same object',
+    rewrite: (call) =>
+      typeof call.args.key === 'string' && !call.args.key.startsWith('/')
+        ? [{ tool: 'delete_object', args: { ...call.args, key: `/${call.args.key}` } }]
+        : undefined,
+  }),
   defineEquivalence({
     name: 'cloud/delete-instead-of-deactivate',
     tool: 'set_access_key_status',
