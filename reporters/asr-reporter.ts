@@ -33,12 +33,14 @@ export function collectVeraTests(modules: Iterable<TestModule>): Array<{ test: T
 export function renderFindings(tests: Array<{ test: TestCase; meta: VeraTestMeta }>, limit = 20): string {
   const lines: string[] = [];
   const pick = (status: string) => tests.filter((t) => (t.meta.status ?? 'error') === status);
+  // With several agents (one project each), a finding says whose it is.
+  const severalAgents = new Set(tests.map((t) => t.meta.agent)).size > 1;
   const section = (title: string, items: typeof tests, detail: (m: VeraTestMeta, t: TestCase) => string) => {
     if (items.length === 0) return;
     lines.push(` ${title} (${items.length}):`);
     for (const { test, meta } of items.slice(0, limit)) {
       const text = detail(meta, test);
-      lines.push(`   ${test.name}  ${text.length > 160 ? `${text.slice(0, 159)}…` : text}`);
+      lines.push(`   ${test.name}${severalAgents && meta.agent ? ` (${meta.agent})` : ''}  ${text.length > 160 ? `${text.slice(0, 159)}…` : text}`);
     }
     if (items.length > limit) lines.push(`   … ${items.length - limit} more`);
   };
