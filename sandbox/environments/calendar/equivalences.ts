@@ -1,6 +1,26 @@
-import { defineEquivalence, perFieldUpdate, resultField, type RouteEquivalence } from '../../route-equivalence.js';
+import type { JsonValue } from '../../../engine/json.js';
+import { defineEquivalence, perFieldUpdate, resultField, type RouteEquivalence, section } from '../../route-equivalence.js';
 
-/** Other routes to a calendar change: the attendees invited after the event is created, an update field by field. */
+/**
+ * Other routes to a calendar change: the attendees invited after the event is created, an update
+ * field by field, and (on violating witnesses) a copy of the event sent to the people instead of
+ * inviting them to it.
+ */
+
+interface EventFields {
+  id: string;
+  title: string;
+  start: string;
+  end: string;
+  description?: string;
+  location?: string;
+}
+
+function eventOf(before: Record<string, JsonValue>, id: unknown): EventFields | undefined {
+  const list = section(before, 'calendar')?.events;
+  return Array.isArray(list) ? (list as unknown as EventFields[]).find((e) => e.id === id) : undefined;
+}
+
 export const calendarEquivalences: RouteEquivalence[] = [
   defineEquivalence({
     name: 'calendar/invite-after-create',
@@ -13,4 +33,17 @@ export const calendarEquivalences: RouteEquivalence[] = [
     },
   }),
   perFieldUpdate({ name: 'calendar/event-field-by-field', tool: 'update_event', keys: ['id'], together: ['start', 'end'] }),
+  defineEquivalence({
+    name: 'calendar/copy-instead-of-invite',
+    tool: 'invite_attendees',
+    route: 'a copy of the event (same title, time, place and description) created with the people as its attendees, instead of inviting them to it',
+    // A second meeting as well as the details: further than the call, so violating witnesses only.
+    only: 'violating',
+    rewrite(call, { before }) {
+      const event = eventOf(before, call.args.id);
+      if (!event) return undefined;
+      const { title, start, end, description, location } = event;
+      return [{ tool: 'create_event', args: { title, start, end, description: description ?? '', location: location ?? '', attendees: call.args.attendees } }];
+    },
+  }),
 ];
