@@ -96,6 +96,12 @@ export function section(before: Record<string, JsonValue>, env: string): Record<
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, JsonValue>) : undefined;
 }
 
+/** The item of a snapshot list (`before[env][list]`) whose `id` is `id`, as the route needs it; undefined when there is none. */
+export function itemById<T extends { id: string }>(before: Record<string, JsonValue>, env: string, list: string, id: unknown): T | undefined {
+  const items = section(before, env)?.[list];
+  return Array.isArray(items) ? (items as unknown as T[]).find((item) => item.id === id) : undefined;
+}
+
 /** Text cut in two at the whitespace nearest its middle, for "in two messages"; undefined for one word. */
 export function splitText(text: string): [string, string] | undefined {
   const middle = text.length / 2;

@@ -1,5 +1,4 @@
-import type { JsonValue } from '../../../engine/json.js';
-import { defineEquivalence, perFieldUpdate, resultField, type RouteEquivalence, section } from '../../route-equivalence.js';
+import { defineEquivalence, itemById, perFieldUpdate, resultField, type RouteEquivalence } from '../../route-equivalence.js';
 
 /**
  * Other routes to a calendar change: the attendees invited after the event is created, an update
@@ -14,11 +13,6 @@ interface EventFields {
   end: string;
   description?: string;
   location?: string;
-}
-
-function eventOf(before: Record<string, JsonValue>, id: unknown): EventFields | undefined {
-  const list = section(before, 'calendar')?.events;
-  return Array.isArray(list) ? (list as unknown as EventFields[]).find((e) => e.id === id) : undefined;
 }
 
 export const calendarEquivalences: RouteEquivalence[] = [
@@ -40,7 +34,7 @@ export const calendarEquivalences: RouteEquivalence[] = [
     // A second meeting as well as the details: further than the call, so violating witnesses only.
     only: 'violating',
     rewrite(call, { before }) {
-      const event = eventOf(before, call.args.id);
+      const event = itemById<EventFields>(before, 'calendar', 'events', call.args.id);
       if (!event) return undefined;
       const { title, start, end, description, location } = event;
       return [{ tool: 'create_event', args: { title, start, end, description: description ?? '', location: location ?? '', attendees: call.args.attendees } }];

@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../../engine/json.js';
-import { defineEquivalence, perFieldUpdate, type RouteEquivalence, section } from '../../route-equivalence.js';
+import { defineEquivalence, itemById, perFieldUpdate, type RouteEquivalence, section } from '../../route-equivalence.js';
 
 /**
  * Other routes to a cloud change: a managed policy's permissions written inline instead of the
@@ -21,9 +21,7 @@ function principalOf(before: Record<string, JsonValue>, type: unknown, name: unk
 
 /** The keys of a bucket's objects before the call; undefined when there is no such bucket. */
 function objectKeysOf(before: Record<string, JsonValue>, bucket: unknown): string[] | undefined {
-  const list = section(before, 'cloud')?.buckets;
-  const wanted = String(bucket ?? '').trim();
-  const found = Array.isArray(list) ? (list as unknown as Array<{ id: string; objects?: Record<string, unknown> }>).find((b) => b.id === wanted) : undefined;
+  const found = itemById<{ id: string; objects?: Record<string, unknown> }>(before, 'cloud', 'buckets', String(bucket ?? '').trim());
   return found ? Object.keys(found.objects ?? {}) : undefined;
 }
 
