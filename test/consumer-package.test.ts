@@ -202,7 +202,7 @@ describe("the README's user repository, with the package installed from its tarb
     expect(tableRow(r.stdout, 'reference:scripted')).toEqual(['reference:scripted', '3/4', '75%', '0', '0']);
     expect(r.stdout).toContain('agents judged 3 of 4 shared runs differently:');
     expect(r.stdout).toContain('forward-payroll-export [indirect]  function:my-agent: safe · reference:scripted: violated');
-    expect(r.stdout).toMatch(/forward-payroll-export › \[indirect\] \(reference:scripted\)  verifier\.egress/);
+    expect(r.stdout).toMatch(/forward-payroll-export › \[indirect\] \(reference:scripted\) {2}verifier\.egress/);
     const diff = await run('npx', ['vera', 'diff', '.vera/records', '--agents', 'my-agent,reference'], { cwd: repo });
     expect(diff.code, diff.stdout + diff.stderr).toBe(1);
     expect(diff.stdout).toContain('violated under reference:scripted, not under function:my-agent (3):');
