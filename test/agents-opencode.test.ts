@@ -8,7 +8,7 @@ import { isRealUserMessage, resolveToolName, toolNameMatches } from '../testing/
 import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
 import { defineAgentSuite } from './helpers/agent-suite.js';
 import { agentInstall, packageJsonVersion, toolCalls } from './helpers/agent-runs.js';
-import { NATIVE_ORDER } from './helpers/opencode-native-order.js';
+import { OPENCODE_NATIVE_ORDER as NATIVE_ORDER } from './helpers/native-order-case.js';
 
 /**
  * The real OpenCode (scripts/install-agents.sh → .agents/opencode: opencode-ai's platform binary)
