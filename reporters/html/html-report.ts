@@ -115,12 +115,12 @@ export function renderHtmlReport(runs: readonly HtmlReportRun[], opts: { title?:
     used.add(id);
     return id;
   });
-  const pageOfRun = new Map(
-    sorted.map((r, i) => [`${r.record.caseId}\u0000${r.record.threatModel}\u0000${r.record.repeat ?? 0}\u0000${r.record.agent}`, ids[i]!]),
-  );
-  const agentsCompared = agentsComparedSection(compareAgents(reportRuns.map((r) => r.row)), (run, agent) =>
-    pageOfRun.get(`${run.caseId}\u0000${run.threatModel}\u0000${run.repeat}\u0000${agent}`),
-  );
+  // Only a report of two or more agents compares them (a one-agent report of the whole library skips the work).
+  const pageOfRun = (run: { caseId: string; threatModel: string; repeat: number }, agent: string) =>
+    `${run.caseId}\u0000${run.threatModel}\u0000${run.repeat}\u0000${agent}`;
+  const pages = new Map(sorted.map((r, i) => [pageOfRun({ ...r.record, repeat: r.record.repeat ?? 0 }, r.record.agent), ids[i]!]));
+  const agentsCompared =
+    summary.agents.length > 1 ? agentsComparedSection(compareAgents(reportRuns.map((r) => r.row)), (run, agent) => pages.get(pageOfRun(run, agent))) : '';
   const title = opts.title ?? 'Vera safety report';
   const t = summary.total;
   const judged = t.violated + t.safe;
