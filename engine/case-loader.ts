@@ -122,12 +122,20 @@ function parseSuite(source: string, file: string): CaseSuiteLoadResult {
   if (docs.length === 0 || docs.every((d) => d.contents === null)) {
     return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: 'the file holds no case (an empty YAML document)' }] };
   }
+  const results: CaseLoadResult[] = [];
+  for (const doc of docs) {
+    if (doc.contents === null && doc.errors.length === 0) continue;
+    results.push(parseDocumentCase(doc, source, file, at));
+  }
+  return collectSuite(results, file);
+}
+
+/** The cases of a file's results, or every problem of them; ids must be unique in the file. */
+function collectSuite(results: CaseLoadResult[], file: string): CaseSuiteLoadResult {
   const cases: LoadedCase[] = [];
   const problems: CaseProblem[] = [];
   const ids = new Map<string, number>();
-  for (const doc of docs) {
-    if (doc.contents === null && doc.errors.length === 0) continue;
-    const result = parseDocumentCase(doc, source, file, at);
+  for (const result of results) {
     if (!result.ok) {
       problems.push(...result.problems);
       continue;
@@ -149,6 +157,34 @@ function parseSuite(source: string, file: string): CaseSuiteLoadResult {
   return problems.length > 0 ? { ok: false, problems } : { ok: true, cases };
 }
 
+/** A case given as a value (a `*.case.ts` module's export) and where its fields are in the source. */
+export interface CaseValue {
+  data: unknown;
+  locate: (path: ReadonlyArray<PropertyKey>) => SourcePosition;
+}
+
+/**
+ * Every case of a module that exports case values: the same schema and checks as a YAML file's
+ * documents (all but the YAML-only comment check), its problems at the lines `locate` gives.
+ */
+export function parseCaseValues(values: readonly CaseValue[], source: string, file: string): CaseSuiteLoadResult {
+  if (values.length === 0) return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: 'the module exports no case' }] };
+  return collectSuite(
+    values.map((value) => {
+      try {
+        return caseFromData(value.data, { file, source, locate: value.locate });
+      } catch (error) {
+        const { line, column } = value.locate([]);
+        return {
+          ok: false,
+          problems: [{ file, line, column, field: '', message: `the case could not be read: ${firstLine(String((error as Error)?.message ?? error))}` }],
+        };
+      }
+    }),
+    file,
+  );
+}
+
 function parseDocumentCase(doc: Document.Parsed, source: string, file: string, at: (offset: number) => { line: number; col: number }): CaseLoadResult {
   if (doc.errors.length > 0) {
     return {
@@ -168,16 +204,42 @@ function parseDocumentCase(doc: Document.Parsed, source: string, file: string, a
       : `YAML: ${firstLine((error as Error).message)}`;
     return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message }] };
   }
+  const locate = (path: ReadonlyArray<PropertyKey>) => locatePath(doc.contents, path, at);
+  return caseFromData(data, { file, source, locate, yaml: { doc, at } });
+}
+
+/** The schema and the checks of one case's data, wherever it came from (a YAML document, a module's value). */
+function caseFromData(
+  data: unknown,
+  input: {
+    file: string;
+    source: string;
+    locate: (path: ReadonlyArray<PropertyKey>) => SourcePosition;
+    /** A YAML document's own checks (text cut short by a comment) need its nodes. */
+    yaml?: { doc: Document.Parsed; at: (offset: number) => { line: number; col: number } };
+  },
+): CaseLoadResult {
+  const { file, source, locate } = input;
   const tooDeep = deeperThan(data, MAX_NESTING);
   if (tooDeep) {
-    const { line, column } = locatePath(doc.contents, tooDeep, at);
+    const { line, column } = locate(tooDeep);
     return { ok: false, problems: [{ file, line, column, field: formatField(tooDeep), message: `values nested deeper than ${MAX_NESTING} levels` }] };
   }
   if (!isPlainObject(data)) {
-    return { ok: false, problems: [{ file, line: 1, column: 1, field: '', message: 'a case file holds one mapping (id, title, goal, …)' }] };
+    const { line, column } = locate([]);
+    return {
+      ok: false,
+      problems: [
+        {
+          file,
+          line,
+          column,
+          field: '',
+          message: input.yaml ? 'a case file holds one mapping (id, title, goal, …)' : 'a case is one object (id, title, goal, …)',
+        },
+      ],
+    };
   }
-
-  const locate = (path: ReadonlyArray<PropertyKey>) => locatePath(doc.contents, path, at);
   const parsed = safetyCase.safeParse(data);
   if (!parsed.success) {
     return { ok: false, problems: issuesToProblems(parsed.error.issues, file, locate) };
@@ -185,7 +247,7 @@ function parseDocumentCase(doc: Document.Parsed, source: string, file: string, a
   const spec = parsed.data;
   const secretProblems = checkSecrets(spec, data, file, locate);
   if (secretProblems.length > 0) return { ok: false, problems: secretProblems };
-  const readProblems = checkWhatIsRead(spec, doc, source, file, locate, at);
+  const readProblems = checkWhatIsRead({ spec, file, locate, ...(input.yaml ? { yaml: { ...input.yaml, source } } : {}) });
   if (readProblems.length > 0) return { ok: false, problems: readProblems };
 
   const idPosition = locate(['id']);
@@ -321,21 +383,20 @@ function checkSecrets(
  * by the channel it names (an indirect injection is not an adversarial user's message), and an
  * adversarial user who has something to say.
  */
-function checkWhatIsRead(
-  spec: SafetyCase,
-  doc: Document.Parsed,
-  source: string,
-  file: string,
-  locate: (path: ReadonlyArray<PropertyKey>) => { line: number; column: number },
-  at: (offset: number) => { line: number; col: number },
-): CaseProblem[] {
+function checkWhatIsRead(input: {
+  spec: SafetyCase;
+  file: string;
+  locate: (path: ReadonlyArray<PropertyKey>) => { line: number; column: number };
+  yaml?: { doc: Document.Parsed; source: string; at: (offset: number) => { line: number; col: number } };
+}): CaseProblem[] {
+  const { spec, file, locate } = input;
   const problems: CaseProblem[] = [];
   const add = (path: PropertyKey[], message: string) => {
     const { line, column } = locate(path);
     problems.push({ file, line, column, field: formatField(path), message });
   };
-  for (const cut of commentCutTexts(doc, source, CASE_TEXT_FIELDS)) {
-    const pos = at(cut.offset);
+  for (const cut of input.yaml ? commentCutTexts(input.yaml.doc, input.yaml.source, CASE_TEXT_FIELDS) : []) {
+    const pos = input.yaml!.at(cut.offset);
     problems.push({ file, line: pos.line, column: pos.col, field: formatField(cut.path), message: cut.message });
   }
   for (const spliced of splicedTexts(spec)) add(spliced.path, spliced.message);

@@ -190,8 +190,8 @@ export const libraryPreset = z.strictObject({
 export type LibraryPreset = z.infer<typeof libraryPreset>;
 
 export const veraOptions = z.strictObject({
-  /** Case files to run (globs, relative to the project root). */
-  include: z.array(z.string()).default(['**/*.case.yaml']),
+  /** Case files to run (globs, relative to the project root): YAML cases and `*.case.ts` modules. */
+  include: z.array(z.string()).default(['**/*.case.yaml', '**/*.case.ts']),
   /** The bundled library against this agent, as a project of its own (see `libraryPreset`). */
   library: libraryPreset.optional(),
   agent: agentSpec,

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { createTagsFilter } from '@vitest/runner/utils';
 import type { Reporter, TestProject, TestSpecification, Vitest } from 'vitest/node';
 import type { CaseValidation } from '../runner/case-validation.js';
+import { CASE_FILE, type CaseSources } from './case-sources.js';
 import { parseCaseFileCached } from './parse-cache.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import type { VeraRuntimeConfig } from './options.js';
@@ -10,8 +11,6 @@ import { PLAN_KEY, type RunPlan } from './run-plan.js';
 import { planCase, type TestPlan } from './test-plan.js';
 
 export { PLAN_KEY, type RunPlan } from './run-plan.js';
-
-const CASE_FILE = /\.case\.ya?ml$/;
 
 /**
  * Plans the case runs of a test run in the main process, before the pool starts: Vitest runs a
@@ -28,6 +27,7 @@ export class RunPlanner implements Reporter {
 
   private readonly validation: CaseValidation | undefined;
   private readonly only: ReadonlySet<string> | undefined;
+  private readonly sources: CaseSources | undefined;
 
   constructor(
     private readonly project: TestProject,
@@ -37,10 +37,13 @@ export class RunPlanner implements Reporter {
       validation?: CaseValidation;
       /** The library project's selection: only these cases of its files have tests. */
       only?: ReadonlySet<string>;
+      /** The plugin's loads (case modules are evaluated once); default: each YAML file parsed here. */
+      sources?: CaseSources;
     } = {},
   ) {
     this.validation = options.validation;
     this.only = options.only;
+    this.sources = options.sources;
   }
 
   onInit(vitest: Vitest): void {
@@ -90,8 +93,10 @@ export class RunPlanner implements Reporter {
   private async casesOf(file: string): Promise<Array<{ spec: SafetyCase; file: string }>> {
     const { mtimeMs } = await stat(file);
     const cached = this.parsed.get(file);
-    if (cached && cached.mtimeMs === mtimeMs) return cached.cases;
-    const result = parseCaseFileCached(file, await readFile(file, 'utf8'));
+    // A case module's cases change with the modules it imports: the sources keep its load until then.
+    const module = !/\.ya?ml$/.test(file);
+    if (cached && cached.mtimeMs === mtimeMs && !module) return cached.cases;
+    const result = this.sources ? await this.sources.load(file) : parseCaseFileCached(file, await readFile(file, 'utf8'));
     // A broken file plans nothing: its module fails with the problem when Vitest imports it.
     const invalid = result.ok && this.validation ? (await this.validation.problemsOf(result.cases)).length > 0 : false;
     const cases = result.ok && !invalid ? result.cases.map((c) => ({ spec: c.spec, file })) : [];

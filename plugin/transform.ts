@@ -1,4 +1,5 @@
-import { formatProblem, type CaseProblem } from '../engine/case-loader.js';
+import { formatProblem, type CaseProblem, type CaseSuiteLoadResult } from '../engine/case-loader.js';
+import { CASE_SOURCE_QUERY } from './case-module.js';
 import { parseCaseFileCached } from './parse-cache.js';
 import { lineSourceMap, type LineSourceMap } from './source-map.js';
 
@@ -8,10 +9,10 @@ export interface TransformedCase {
 }
 
 /**
- * Turns one `*.case.yaml` into a test module: one test per case and threat model (a file may
- * hold several cases as YAML documents), each `test()` call on its own generated line,
- * source-mapped to the YAML line of that threat model, so Vitest, the UI and editors point at
- * the YAML. A bad file becomes a module that throws one clear error naming file:line:column and
+ * Turns one case file into a test module: one test per case and threat model (a YAML file may
+ * hold several cases as documents, a `*.case.ts` module an array), each `test()` call on its own
+ * generated line, source-mapped to the line of that threat model, so Vitest, the UI and editors
+ * point at the YAML or TypeScript the user wrote. A bad file becomes a module that throws one clear error naming file:line:column and
  * the field — that file fails, the rest of the run goes on.
  */
 export function transformCaseFile(
@@ -26,12 +27,14 @@ export function transformCaseFile(
     problems?: readonly CaseProblem[];
     /** Only these cases get tests (the library preset's selection); default every case of the file. */
     only?: ReadonlySet<string>;
+    /** The file's cases, loaded already (a case module's, evaluated in the main process); default: the YAML source parsed. */
+    loaded?: CaseSuiteLoadResult;
   } = {},
 ): TransformedCase {
   // The fixtures a test destructures are the ones Vitest sets up for it (it reads the parameter
   // list): the fixture style asks for all of them, the scheduled style for none.
   const params = options.schedule === 'fixtures' ? '{ control, caseRun, task, annotate, skip }' : '{ task, annotate, skip, signal }';
-  const parsed = parseCaseFileCached(file, source);
+  const parsed = options.loaded ?? parseCaseFileCached(file, source);
   const result = parsed.ok && options.problems?.length ? { ok: false as const, problems: [...options.problems] } : parsed;
   if (!result.ok) {
     const message = `Invalid safety case\n${result.problems.map(formatProblem).join('\n')}`;
@@ -53,6 +56,9 @@ export function transformCaseFile(
   };
   const top = { line: result.cases[0]!.line, column: 1 };
   const userModules = options.userModules ?? [];
+  // A case module's own code is imported too (its values are already embedded below): what it
+  // imports is then in the worker's module graph, so watch mode reruns it when a helper changes.
+  if (options.loaded && /\.[cm]?[jt]s$/.test(file)) emit(`import ${JSON.stringify(`${file}?${CASE_SOURCE_QUERY}`)};`, top);
   userModules.forEach((path, i) => emit(`import * as __veraUser${i} from ${JSON.stringify(path)};`, top));
   emit(`import { defineCaseTests as __veraDefine, provideUserModules as __veraProvide } from ${JSON.stringify(runtimeImport)};`, top);
   if (userModules.length > 0) emit(`__veraProvide({ ${userModules.map((path, i) => `${JSON.stringify(path)}: __veraUser${i}`).join(', ')} });`, top);

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'vite';
@@ -18,13 +17,12 @@ import { RunPlanner } from './run-planner.js';
 import { installMainProcessCleanup, sweepStaleRecordTemps } from '../sandbox/backends/scratch-dirs.js';
 import { workspaceRoot } from '../sandbox/backends/in-process-backend.js';
 import { CaseValidation } from '../runner/case-validation.js';
-import { parseCaseFileCached } from './parse-cache.js';
+import { CASE_FILE, CaseSources } from './case-sources.js';
+import { CASE_SOURCE_QUERY } from './case-module.js';
 import { loadEnvironments } from './resolve-parts.js';
 import { transformCaseFile } from './transform.js';
 import { selectLibraryCases } from './library-preset.js';
 import { userModulePaths } from './user-modules.js';
-
-const CASE_FILE = /\.case\.ya?ml$/;
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -137,7 +135,7 @@ function foreignWire(agent: ResolvedVeraOptions['agent']): string | undefined {
 }
 
 /** Top-level risk categories of the cases in the project, defined as tags (`risk:<category>`). */
-async function riskCategories(project: TestProject): Promise<string[]> {
+async function riskCategories(project: TestProject, sources: CaseSources): Promise<string[]> {
   const { testFiles } = await project.globTestFiles();
   const risks = new Set<string>();
   await Promise.all(
@@ -146,7 +144,7 @@ async function riskCategories(project: TestProject): Promise<string[]> {
       .map(async (file) => {
         // Parsed once: the transform and the run planner read the same parse from the cache. A file
         // that does not parse defines no tag; its own test reports why.
-        const parsed = parseCaseFileCached(file, await readFile(file, 'utf8'));
+        const parsed = await sources.load(file);
         if (parsed.ok) for (const { spec } of parsed.cases) risks.add(spec.taxonomy.risk.split('/')[0]!);
       }),
   );
@@ -232,6 +230,8 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
   let root = process.cwd();
   // Init steps and witnesses, checked when a case file loads (shared by the transform and the planner).
   const validation = new CaseValidation(() => loadEnvironments(options.environments, root));
+  // YAML files and case modules, loaded once for the transform, the risk tags and the planner.
+  const sources = new CaseSources();
   return {
     name: 'vera',
     enforce: 'pre',
@@ -248,6 +248,8 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
       const config = project.config;
       if (options.library) await addLibraryProject({ userOptions, project, vitest, injectTestProjects });
       userModules = userModulePaths(options, config.root, resolve);
+      sources.attach(project.vite);
+      vitest.onClose(() => sources.close());
       root = config.root;
       // Nothing an interrupted run made on the host outlives it (sandbox/backends/scratch-dirs.ts),
       // and no half-written record of a killed run is left beside the complete ones.
@@ -270,7 +272,7 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
       // Independent start-up work at once: the case files' risk tags, the embedded model server, the proxy.
       const embedded: EmbeddedModels = { scripted: [...options.scriptedModels], localSlots: 0 };
       const [risks, withServers, proxy] = await Promise.all([
-        riskCategories(project),
+        riskCategories(project, sources),
         resolveEmbeddedModel(options, vitest, embedded),
         modelProxyFor(options, vitest),
       ]);
@@ -297,7 +299,7 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
       };
       project.provide(PROVIDE_KEY, runtimeConfig);
       if (options.schedule === 'prefetch')
-        vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig, { validation, ...(only ? { only } : {}) }) as never);
+        vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig, { validation, sources, ...(only ? { only } : {}) }) as never);
       if (options.report && !reporterAdded.has(vitest)) {
         reporterAdded.add(vitest);
         vitest.config.reporters.push(
@@ -311,12 +313,13 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
       }
     },
     async transform(code, id) {
-      const file = id.split('?')[0]!;
-      if (!CASE_FILE.test(file)) return undefined;
+      const [file, query = ''] = id.split('?') as [string, string?];
+      // A case module's own code (evaluated for its values) is left to Vite's TypeScript transform.
+      if (!CASE_FILE.test(file) || new URLSearchParams(query).has(CASE_SOURCE_QUERY)) return undefined;
       // A case whose init script or witnesses fail is a file error: none of its verdicts may count.
-      const parsed = parseCaseFileCached(file, code);
-      const problems = parsed.ok ? await validation.problemsOf(parsed.cases) : [];
-      return transformCaseFile(code, file, runtime, { schedule: options.schedule, userModules, problems, ...(only ? { only } : {}) });
+      const loaded = await sources.load(file, code);
+      const problems = loaded.ok ? await validation.problemsOf(loaded.cases) : [];
+      return transformCaseFile(code, file, runtime, { schedule: options.schedule, userModules, problems, loaded, ...(only ? { only } : {}) });
     },
   };
 }

@@ -4,6 +4,8 @@ import { formatProblem, parseCaseSuiteSource } from '../../engine/case-loader.js
 import { CaseValidation } from '../../runner/case-validation.js';
 import { loadEnvironments } from '../../plugin/resolve-parts.js';
 import { findFiles } from '../find-files.js';
+import { CASE_FILE } from '../../plugin/case-sources.js';
+import { CASE_MODULE_FILE, importCaseModuleStandalone, loadCaseModule } from '../../plugin/case-module.js';
 import { parseArgs } from '../parse-args.js';
 import { globFiles, veraProjects } from '../project-config.js';
 import type { CliCommand } from '../main.js';
@@ -29,7 +31,7 @@ export const checkCommand: CliCommand = {
     let environments: Awaited<ReturnType<typeof loadEnvironments>>;
     if (paths.length > 0) {
       environments = await loadEnvironments(envModules, io.cwd);
-      files = await findFiles(paths, /\.case\.ya?ml$/, io.cwd);
+      files = await findFiles(paths, CASE_FILE, io.cwd);
     } else {
       const projects = await veraProjects(io.cwd);
       if (projects.length === 0) {
@@ -42,7 +44,7 @@ export const checkCommand: CliCommand = {
       Object.assign(environments, await loadEnvironments(envModules, io.cwd));
     }
     if (files.length === 0) {
-      io.err('no *.case.yaml files found');
+      io.err('no case files (*.case.yaml, *.case.ts) found');
       return 1;
     }
     const validation = new CaseValidation(async () => environments);
@@ -50,7 +52,9 @@ export const checkCommand: CliCommand = {
     const passed: Array<{ spec: SafetyCase; file: string }> = [];
     for (const file of files) {
       const name = relative(io.cwd, file);
-      const parsed = parseCaseSuiteSource(await readFile(file, 'utf8'), name);
+      const parsed = CASE_MODULE_FILE.test(file)
+        ? await loadCaseModule(file, (id) => importCaseModuleStandalone(id, io.cwd), name)
+        : parseCaseSuiteSource(await readFile(file, 'utf8'), name);
       if (!parsed.ok) {
         failed++;
         for (const p of parsed.problems) io.err(`✗ ${formatProblem(p)}`);
