@@ -211,7 +211,9 @@ describe('vera check', () => {
     const io: CliIO = { out: (l) => lines.push(l), err: (l) => errors.push(l), cwd: REPO };
     expect(await main(['check', good, broken], io)).toBe(1);
     expect(lines).toContain(`✓ ${relative(REPO, good)}`);
-    expect(errors).toContain(`✗ ${relative(REPO, broken)}:${lineOf(caseModule(), "path: 'email")}:5 verifier.state.pth: unknown field "pth"; did you mean "path"?`);
+    expect(errors).toContain(
+      `✗ ${relative(REPO, broken)}:${lineOf(caseModule(), "path: 'email")}:5 verifier.state.pth: unknown field "pth"; did you mean "path"?`,
+    );
     expect(lines.at(-1)).toBe('1 of 2 case files ok');
   }, 60_000);
 });
