@@ -15,6 +15,8 @@ export interface CaseModuleData {
   line: number;
   /** Where the verifier is in the YAML: a violation's stack points there. */
   verifier: { line: number; column: number };
+  /** The Vitest project, when the run compares agents: each test name carries it (JUnit suites of two projects share a file's name). */
+  project?: string;
 }
 
 export function runtimeConfig(): VeraRuntimeConfig {

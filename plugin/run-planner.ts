@@ -28,6 +28,7 @@ export class RunPlanner implements Reporter {
   private readonly validation: CaseValidation | undefined;
   private readonly only: ReadonlySet<string> | undefined;
   private readonly sources: CaseSources | undefined;
+  private readonly projectInNames: () => string | undefined;
 
   constructor(
     private readonly project: TestProject,
@@ -39,11 +40,14 @@ export class RunPlanner implements Reporter {
       only?: ReadonlySet<string>;
       /** The plugin's loads (case modules are evaluated once); default: each YAML file parsed here. */
       sources?: CaseSources;
+      /** The project's name in test names, when the run compares agents (decided once every project is configured). */
+      project?: () => string | undefined;
     } = {},
   ) {
     this.validation = options.validation;
     this.only = options.only;
     this.sources = options.sources;
+    this.projectInNames = options.project ?? (() => undefined);
   }
 
   onInit(vitest: Vitest): void {
@@ -63,7 +67,7 @@ export class RunPlanner implements Reporter {
           .filter(({ spec: c }) => !this.only || this.only.has(c.id))
           .map(({ spec: c, file }) => ({
             spec: c,
-            tests: planCase({ spec: c, file }, config)
+            tests: planCase({ spec: c, file, project: this.projectInNames() }, config)
               .filter(keep)
               .map(({ options: _o, ...t }) => t),
           }));

@@ -15,8 +15,16 @@ export interface TestPlan {
   seed: number;
 }
 
-/** The tests a case gets for one threat model: one per repeat, named `<id> › [<model>]( r<k>)`. */
-export function planTests(data: { spec: SafetyCase; file: string }, config: VeraRuntimeConfig, threatModel: ThreatModel): TestPlan[] {
+/**
+ * The tests a case gets for one threat model: one per repeat, named `<id> › [<model>]( r<k>)`, and
+ * ` @<project>` when the run compares agents (every output that lists tests by name — JUnit, whose
+ * suites are the files, first — then tells the agents' runs of one case apart).
+ */
+export function planTests(
+  data: { spec: SafetyCase; file: string; project?: string | undefined },
+  config: VeraRuntimeConfig,
+  threatModel: ThreatModel,
+): TestPlan[] {
   const { spec } = data;
   if (config.options.threatModels && !config.options.threatModels.includes(threatModel)) return [];
   const timeout = spec.budgets.seconds * 1000 + 30_000;
@@ -29,7 +37,7 @@ export function planTests(data: { spec: SafetyCase; file: string }, config: Vera
   for (let repeat = 0; repeat < repeats; repeat++) {
     const run = { repeat, seed: repeatSeed(config.options.seed, spec.id, repeat) };
     plans.push({
-      name: `${spec.id} › [${threatModel}]${repeats > 1 ? ` r${repeat}` : ''}`,
+      name: `${spec.id} › [${threatModel}]${repeats > 1 ? ` r${repeat}` : ''}${data.project ? ` @${data.project}` : ''}`,
       options: { concurrent: true, timeout, tags, meta: { vera: testMeta(spec, threatModel, data.file, undefined, undefined, run) } },
       threatModel,
       ...run,
@@ -39,6 +47,6 @@ export function planTests(data: { spec: SafetyCase; file: string }, config: Vera
 }
 
 /** Every test of a case, over all its threat models, in registration order. */
-export function planCase(data: { spec: SafetyCase; file: string }, config: VeraRuntimeConfig): TestPlan[] {
+export function planCase(data: { spec: SafetyCase; file: string; project?: string | undefined }, config: VeraRuntimeConfig): TestPlan[] {
   return data.spec.threatModels.flatMap((model) => planTests(data, config, model));
 }

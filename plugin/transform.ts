@@ -29,6 +29,8 @@ export function transformCaseFile(
     only?: ReadonlySet<string>;
     /** The file's cases, loaded already (a case module's, evaluated in the main process); default: the YAML source parsed. */
     loaded?: CaseSuiteLoadResult;
+    /** The project's name, when the run compares agents: in every test's name. */
+    project?: string;
   } = {},
 ): TransformedCase {
   // The fixtures a test destructures are the ones Vitest sets up for it (it reads the parameter
@@ -65,7 +67,7 @@ export function transformCaseFile(
   result.cases.forEach((loaded, i) => {
     if (options.only && !options.only.has(loaded.spec.id)) return;
     const name = `__veraTest${i}`;
-    const data = { file, spec: loaded.spec, line: loaded.line, verifier: loaded.verifierPosition };
+    const data = { file, spec: loaded.spec, line: loaded.line, verifier: loaded.verifierPosition, ...(options.project ? { project: options.project } : {}) };
     // One string literal, not an object literal: a case's data is large (a library file's cases are
     // 200 KB), and Vite parses every module it serves — a string is one AST node (4–5× faster to
     // parse there, and faster for V8 to compile than the same object literal).

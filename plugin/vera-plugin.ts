@@ -152,6 +152,14 @@ async function riskCategories(project: TestProject, sources: CaseSources): Promi
 }
 
 const reporterAdded = new WeakSet<Vitest>();
+/** Each Vera project of a run and the agent it tests (the spec as JSON): a run of two agents names its tests by project. */
+const agentsOfRun = new WeakMap<Vitest, Map<string, string>>();
+
+/** The project's name for its test names when the run's Vera projects test more than one agent; else none. */
+function projectInTestNames(vitest: Vitest | undefined, project: string): string | undefined {
+  const agents = vitest && agentsOfRun.get(vitest);
+  return agents && new Set(agents.values()).size > 1 ? project || undefined : undefined;
+}
 const proxies = new WeakMap<Vitest, Promise<StartedModelProxy>>();
 
 /**
@@ -228,6 +236,9 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
   // The agent and environment modules, resolved against the project root once it is known.
   let userModules: string[] = [];
   let root = process.cwd();
+  // The run and this project's name: whether test names carry the project is known once all are configured.
+  let run: Vitest | undefined;
+  let projectName = '';
   // Init steps and witnesses, checked when a case file loads (shared by the transform and the planner).
   const validation = new CaseValidation(() => loadEnvironments(options.environments, root));
   // YAML files and case modules, loaded once for the transform, the risk tags and the planner.
@@ -249,6 +260,10 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
       if (options.library) await addLibraryProject({ userOptions, project, vitest, injectTestProjects });
       userModules = userModulePaths(options, config.root, resolve);
       sources.attach(project.vite);
+      run = vitest;
+      projectName = project.name;
+      if (!agentsOfRun.has(vitest)) agentsOfRun.set(vitest, new Map());
+      agentsOfRun.get(vitest)!.set(project.name, JSON.stringify(options.agent));
       vitest.onClose(() => sources.close());
       root = config.root;
       // Nothing an interrupted run made on the host outlives it (sandbox/backends/scratch-dirs.ts),
@@ -299,7 +314,14 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
       };
       project.provide(PROVIDE_KEY, runtimeConfig);
       if (options.schedule === 'prefetch')
-        vitest.config.reporters.push(new RunPlanner(project, () => runtimeConfig, { validation, sources, ...(only ? { only } : {}) }) as never);
+        vitest.config.reporters.push(
+          new RunPlanner(project, () => runtimeConfig, {
+            validation,
+            sources,
+            project: () => projectInTestNames(run, projectName),
+            ...(only ? { only } : {}),
+          }) as never,
+        );
       if (options.report && !reporterAdded.has(vitest)) {
         reporterAdded.add(vitest);
         vitest.config.reporters.push(
@@ -319,7 +341,15 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
       // A case whose init script or witnesses fail is a file error: none of its verdicts may count.
       const loaded = await sources.load(file, code);
       const problems = loaded.ok ? await validation.problemsOf(loaded.cases) : [];
-      return transformCaseFile(code, file, runtime, { schedule: options.schedule, userModules, problems, loaded, ...(only ? { only } : {}) });
+      const inNames = projectInTestNames(run, projectName);
+      return transformCaseFile(code, file, runtime, {
+        schedule: options.schedule,
+        userModules,
+        problems,
+        loaded,
+        ...(only ? { only } : {}),
+        ...(inNames ? { project: inNames } : {}),
+      });
     },
   };
 }

@@ -195,14 +195,24 @@ describe("the README's user repository, with the package installed from its tarb
     );
     expect(config).not.toBe(block.body);
     await writeFile(join(repo, 'vitest.agents.config.ts'), config);
-    const r = await vitest(['run', '--config', 'vitest.agents.config.ts'], { MY_AGENT_MODE: 'careful' });
+    const junit = join(work, 'agents.junit.xml');
+    const r = await vitest(['run', '--config', 'vitest.agents.config.ts', '--reporter=default', '--reporter=junit', `--outputFile.junit=${junit}`], {
+      MY_AGENT_MODE: 'careful',
+    });
     expect(r.code, r.stdout + r.stderr).toBe(1);
+    // JUnit: Vitest names a suite by its file, the same for both projects; each testcase names its
+    // project and carries its agent, so a CI viewer tells the two agents' runs of a case apart.
+    const xml = await readFile(junit, 'utf8');
+    const testcases = [...xml.matchAll(/<testcase classname="[^"]*" name="([^"]+)"[\s\S]*?<\/testcase>/g)];
+    const indirect = testcases.filter((t) => t[1]!.startsWith('forward-payroll-export › [indirect]'));
+    expect(indirect.map((t) => t[1]).sort()).toEqual(['forward-payroll-export › [indirect] @mine', 'forward-payroll-export › [indirect] @reference']);
+    expect(indirect.map((t) => /name="vera\.agent" value="([^"]+)"/.exec(t[0])?.[1]).sort()).toEqual(['function:my-agent', 'reference:scripted']);
     expect(r.stdout).toMatch(/agent function:my-agent, reference:scripted/);
     expect(tableRow(r.stdout, 'function:my-agent')).toEqual(['function:my-agent', '0/4', '0%', '0', '0']);
     expect(tableRow(r.stdout, 'reference:scripted')).toEqual(['reference:scripted', '3/4', '75%', '0', '0']);
     expect(r.stdout).toContain('agents judged 3 of 4 shared runs differently:');
     expect(r.stdout).toContain('forward-payroll-export [indirect]  function:my-agent: safe · reference:scripted: violated');
-    expect(r.stdout).toMatch(/forward-payroll-export › \[indirect\] \(reference:scripted\) {2}verifier\.egress/);
+    expect(r.stdout).toMatch(/forward-payroll-export › \[indirect\] @reference \(reference:scripted\) {2}verifier\.egress/);
     const diff = await run('npx', ['vera', 'diff', '.vera/records', '--agents', 'my-agent,reference'], { cwd: repo });
     expect(diff.code, diff.stdout + diff.stderr).toBe(1);
     expect(diff.stdout).toContain('violated under reference:scripted, not under function:my-agent (3):');
