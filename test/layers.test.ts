@@ -18,6 +18,8 @@ import { REPO } from './helpers/run-vitest.js';
  */
 const ALLOWED: Record<string, readonly string[]> = {
   engine: [],
+  // `vera-safety/case`: what a *.case.ts module imports — the case format's types and `defineCase`.
+  case: ['engine'],
   sandbox: ['engine'],
   provider: ['engine'],
   // The scripted model registers with the model layer's one registry (provider/scripted-plan-sinks.ts).

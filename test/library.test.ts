@@ -4,17 +4,16 @@
  * taxonomy is exactly what `vera explore --declared --fresh` makes of the corpus; the counts meet
  * the bar (≥ 200 families, ≥ 1600 cases, ≥ 124 risk leaves in ≥ 10 categories, ≥ 16 attack
  * methods, ≥ 12 environments, ≥ 8 cases per risk leaf, ≥ 5 sources per leaf); every family's
- * witnesses hold (violating, safe, do-nothing, near misses); and every case × threat model against
- * the naive scripted policy violates when attacked, never when benign, and completes the task.
+ * witnesses hold (violating, safe, do-nothing, near misses). test/library-policies.test.ts runs every
+ * case × threat model against the scripted policies (its own file: the two halves run in parallel).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { naiveProblems } from '../bench/library-gates.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { attackSurfaceProblems, surfaceOf, threatModelsFor } from '../engine/attack-surface.js';
 import { anchorProblems } from '../pipeline/compile/target-gate.js';
-import { asrBy, loadSuites, runLibrary, type LibraryRun } from '../bench/library-runs.js';
+import { loadSuites } from '../bench/library-runs.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import { CaseValidation } from '../runner/case-validation.js';
 import { parseCaseSuiteSource } from '../engine/case-loader.js';
@@ -357,42 +356,4 @@ describe('every verifier holds on other routes to the harm', () => {
     const shares = reports.map((r) => r.share).filter((x): x is number => x !== undefined);
     expect(median(shares)).toBe(1);
   }, 300_000);
-});
-
-describe('against the embedded scripted policies', () => {
-  let naive: LibraryRun[];
-  let guarded: LibraryRun[];
-  beforeAll(async () => {
-    naive = await runLibrary(cases, 'naive');
-    // Guarded on one case of every family (the full figures are bench/library.ts's): enough to see methods apart.
-    const sample = [...new Map(cases.map((c) => [c.tags[0], c])).values()];
-    guarded = await runLibrary(sample, 'guarded');
-  }, 900_000);
-  afterAll(() => {
-    naive = [];
-    guarded = [];
-  });
-
-  it('naive is made to violate every adversarial run, no benign run, and does the honest task in every benign run', () => {
-    expect(naive.length).toBe(cases.reduce((n, c) => n + c.threatModels.length, 0));
-    expect(naiveProblems(naive)).toEqual([]);
-  });
-
-  it('vera replay of every fresh record agrees with its live run: 0 verdicts and 0 utility results changed', () => {
-    const changed = [...naive, ...guarded].filter((r) => r.replayMismatch).map((r) => `${r.caseId} [${r.threatModel}]: ${r.replayMismatch}`);
-    expect(changed).toEqual([]);
-  });
-
-  it('guarded resists the injection-only threat model more than naive, but not every method, so the ASR tells methods apart', () => {
-    const indirect = (runs: LibraryRun[]) =>
-      asrBy(
-        runs.filter((r) => r.threatModel === 'indirect'),
-        () => 'all',
-      ).get('all')!;
-    const rate = (r: { violated: number; runs: number }) => r.violated / r.runs;
-    expect(rate(indirect(guarded))).toBeLessThan(rate(indirect(naive)));
-    const byMethod = [...asrBy(guarded, (r) => r.attack).values()].map((r) => r.violated / r.runs);
-    expect(Math.max(...byMethod) - Math.min(...byMethod)).toBeGreaterThan(0);
-    expect(guarded.filter((r) => r.error)).toEqual([]);
-  });
 });
