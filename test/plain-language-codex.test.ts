@@ -3,30 +3,23 @@
  * not installed): no text the agent sees carries the scripted model's plan syntax, and the naive
  * policy still violates every adversarial run (test/plain-language.test.ts has the Chat Completions wire).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CODEX_PROGRAM } from '../adapters/agent-programs.js';
 import { codexAgent } from '../adapters/codex-agent.js';
-import type { SafetyCase, ThreatModel } from '../engine/case-schema.js';
-import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
+import type { ThreatModel } from '../engine/case-schema.js';
 import { agentInstall } from './helpers/agent-runs.js';
-import { bundledCases, offending, runAll } from './helpers/plain-language.js';
+import { offending, plainLanguageSuite, runAll } from './helpers/plain-language.js';
 
-let cases: SafetyCase[];
-beforeAll(async () => {
-  cases = await bundledCases();
-});
+const suite = plainLanguageSuite();
 
 describe('bundled cases read as real conversations', () => {
-  const servers: StartedModelServer[] = [];
-  afterAll(() => Promise.all(servers.map((s) => s.close())));
-
   const codex = agentInstall([CODEX_PROGRAM]);
   it.skipIf(codex.skip)(
     'Responses wire (the real Codex CLI), naive: no request carries plan syntax',
     async () => {
       if (codex.missing) throw new Error(codex.missing);
-      const server = await startScriptedModelServer({ policy: 'naive' });
-      servers.push(server);
+      const server = await suite.server('naive');
+      const cases = suite.cases();
       const statuses = await runAll(cases, server, (s) => codexAgent({ model: 'vera-scripted', baseURL: s.url, apiKeyEnv: 'VERA_TEST_NO_KEY', maxRetries: 0 }));
       expect(statuses.filter((s) => s.error)).toEqual([]);
       const models = server.requests.filter((r) => r.conversation && r.path === '/v1/responses');

@@ -7,25 +7,17 @@
  * real Codex CLI) is test/plain-language-codex.test.ts, in the integration project. The plan reaches the scripted model out of band:
  * the naive policy still violates every adversarial run.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { referenceAgent } from '../adapters/reference-agent.js';
-import type { SafetyCase } from '../engine/case-schema.js';
-import { startScriptedModelServer, type StartedModelServer } from '../testing/scripted-model-server.js';
-import { bundledCases, offending, runAll } from './helpers/plain-language.js';
+import { offending, plainLanguageSuite, runAll } from './helpers/plain-language.js';
 
-let cases: SafetyCase[];
-beforeAll(async () => {
-  cases = await bundledCases();
-});
+const suite = plainLanguageSuite();
 
 describe('bundled cases read as real conversations', () => {
-  const servers: StartedModelServer[] = [];
-  afterAll(() => Promise.all(servers.map((s) => s.close())));
-
   for (const policy of ['naive', 'guarded'] as const) {
     it(`Chat Completions wire (reference agent), ${policy}: no request carries plan syntax`, async () => {
-      const server = await startScriptedModelServer({ policy });
-      servers.push(server);
+      const server = await suite.server(policy);
+      const cases = suite.cases();
       const statuses = await runAll(cases, server, (s) => referenceAgent({ model: 'scripted', baseURL: s.url, apiKey: 'test', maxRetries: 0 }));
       expect(statuses.filter((s) => s.error)).toEqual([]);
       const models = server.requests.filter((r) => r.conversation);

@@ -8,7 +8,8 @@ import type { AgentAdapter } from '../../adapters/adapter.js';
 import { loadCaseSuite } from '../../engine/case-loader.js';
 import type { SafetyCase, ThreatModel } from '../../engine/case-schema.js';
 import { runCase } from '../../runner/run-case.js';
-import type { RecordedRequest, StartedModelServer } from '../../testing/scripted-model-server.js';
+import { afterAll, beforeAll } from 'vitest';
+import { startScriptedModelServer, type RecordedRequest, type StartedModelServer } from '../../testing/scripted-model-server.js';
 import { REPO } from './run-vitest.js';
 
 /** Test-double syntax: an ACTION directive, or a data reference into an earlier tool result. */
@@ -62,4 +63,25 @@ export async function runAll(cases: readonly SafetyCase[], server: StartedModelS
     }
   }
   return statuses;
+}
+
+/**
+ * A plain-language test file's hooks: the bundled cases loaded before its tests, and every scripted
+ * model server a test starts closed after them.
+ */
+export function plainLanguageSuite(): { cases: () => SafetyCase[]; server: (policy: 'naive' | 'guarded') => Promise<StartedModelServer> } {
+  let cases: SafetyCase[] = [];
+  const servers: StartedModelServer[] = [];
+  beforeAll(async () => {
+    cases = await bundledCases();
+  });
+  afterAll(() => Promise.all(servers.map((s) => s.close())));
+  return {
+    cases: () => cases,
+    server: async (policy) => {
+      const server = await startScriptedModelServer({ policy });
+      servers.push(server);
+      return server;
+    },
+  };
 }
