@@ -124,7 +124,7 @@ class CaseSourceTree {
     const id = isPlainObject(value) ? value.id : undefined;
     const byId = literals.find((node) => {
       const property = this.property(node, 'id');
-      const literal = property && this.unwrap(property);
+      const literal = property && this.unwrap(property.value as AstNode);
       return literal?.type === 'Literal' && literal.value === id;
     });
     if (byId) return byId;
@@ -148,7 +148,7 @@ class CaseSourceTree {
         continue;
       }
       if (typeof part === 'string' && current.type === 'ObjectExpression') {
-        const property = (current.properties as AstNode[]).find((p) => p.type === 'Property' && this.keyName(p) === part);
+        const property = this.property(current, part);
         if (!property) break;
         best = property.key as AstNode;
         current = this.unwrap(property.value as AstNode);
@@ -197,9 +197,9 @@ class CaseSourceTree {
     return (this.caseLiterals = found);
   }
 
+  /** An object literal's property of that name (its key and value). */
   private property(node: AstNode, name: string): AstNode | undefined {
-    const property = (node.properties as AstNode[]).find((p) => p.type === 'Property' && this.keyName(p) === name);
-    return property?.value as AstNode | undefined;
+    return (node.properties as AstNode[]).find((p) => p.type === 'Property' && this.keyName(p) === name);
   }
 
   private keyName(property: AstNode): string | undefined {

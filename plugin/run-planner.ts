@@ -1,10 +1,10 @@
-import { stat, readFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { createTagsFilter } from '@vitest/runner/utils';
 import type { Reporter, TestProject, TestSpecification, Vitest } from 'vitest/node';
 import type { CaseValidation } from '../runner/case-validation.js';
+import { CASE_MODULE_FILE } from './case-module.js';
 import { CASE_FILE, type CaseSources } from './case-sources.js';
-import { parseCaseFileCached } from './parse-cache.js';
 import type { SafetyCase } from '../engine/case-schema.js';
 import type { VeraRuntimeConfig } from './options.js';
 import { PLAN_KEY, type RunPlan } from './run-plan.js';
@@ -27,22 +27,22 @@ export class RunPlanner implements Reporter {
 
   private readonly validation: CaseValidation | undefined;
   private readonly only: ReadonlySet<string> | undefined;
-  private readonly sources: CaseSources | undefined;
+  private readonly sources: CaseSources;
   private readonly projectInNames: () => string | undefined;
 
   constructor(
     private readonly project: TestProject,
     private readonly config: () => VeraRuntimeConfig | undefined,
     options: {
+      /** The plugin's loads (a YAML file parsed once per content, a case module evaluated once). */
+      sources: CaseSources;
       /** The plugin's init and witness checks: a file that fails them plans nothing. */
       validation?: CaseValidation;
       /** The library project's selection: only these cases of its files have tests. */
       only?: ReadonlySet<string>;
-      /** The plugin's loads (case modules are evaluated once); default: each YAML file parsed here. */
-      sources?: CaseSources;
       /** The project's name in test names, when the run compares agents (decided once every project is configured). */
       project?: () => string | undefined;
-    } = {},
+    },
   ) {
     this.validation = options.validation;
     this.only = options.only;
@@ -98,9 +98,8 @@ export class RunPlanner implements Reporter {
     const { mtimeMs } = await stat(file);
     const cached = this.parsed.get(file);
     // A case module's cases change with the modules it imports: the sources keep its load until then.
-    const module = !/\.ya?ml$/.test(file);
-    if (cached && cached.mtimeMs === mtimeMs && !module) return cached.cases;
-    const result = this.sources ? await this.sources.load(file) : parseCaseFileCached(file, await readFile(file, 'utf8'));
+    if (cached && cached.mtimeMs === mtimeMs && !CASE_MODULE_FILE.test(file)) return cached.cases;
+    const result = await this.sources.load(file);
     // A broken file plans nothing: its module fails with the problem when Vitest imports it.
     const invalid = result.ok && this.validation ? (await this.validation.problemsOf(result.cases)).length > 0 : false;
     const cases = result.ok && !invalid ? result.cases.map((c) => ({ spec: c.spec, file })) : [];

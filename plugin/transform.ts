@@ -1,5 +1,5 @@
 import { formatProblem, type CaseProblem, type CaseSuiteLoadResult } from '../engine/case-loader.js';
-import { CASE_SOURCE_QUERY } from './case-module.js';
+import { CASE_MODULE_FILE, CASE_SOURCE_QUERY } from './case-module.js';
 import { parseCaseFileCached } from './parse-cache.js';
 import { lineSourceMap, type LineSourceMap } from './source-map.js';
 
@@ -60,7 +60,7 @@ export function transformCaseFile(
   const userModules = options.userModules ?? [];
   // A case module's own code is imported too (its values are already embedded below): what it
   // imports is then in the worker's module graph, so watch mode reruns it when a helper changes.
-  if (options.loaded && /\.[cm]?[jt]s$/.test(file)) emit(`import ${JSON.stringify(`${file}?${CASE_SOURCE_QUERY}`)};`, top);
+  if (CASE_MODULE_FILE.test(file)) emit(`import ${JSON.stringify(`${file}?${CASE_SOURCE_QUERY}`)};`, top);
   userModules.forEach((path, i) => emit(`import * as __veraUser${i} from ${JSON.stringify(path)};`, top));
   emit(`import { defineCaseTests as __veraDefine, provideUserModules as __veraProvide } from ${JSON.stringify(runtimeImport)};`, top);
   if (userModules.length > 0) emit(`__veraProvide({ ${userModules.map((path, i) => `${JSON.stringify(path)}: __veraUser${i}`).join(', ')} });`, top);
