@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { expect, inject, type TestContext } from 'vitest';
 import type { SafetyCase } from '../engine/case-schema.js';
 import type { SafetyRecord } from '../engine/record-writer.js';
@@ -15,6 +15,8 @@ export interface CaseModuleData {
   line: number;
   /** Where the verifier is in the YAML: a violation's stack points there. */
   verifier: { line: number; column: number };
+  /** The verifier's lines as a code frame (transform.ts `codeFrame`), shown with a violation. */
+  verifierFrame?: string;
   /** The Vitest project, when the run compares agents: each test name carries it (JUnit suites of two projects share a file's name). */
   project?: string;
 }
@@ -37,7 +39,7 @@ export async function settleTestFromRecord(
   config: VeraRuntimeConfig,
 ): Promise<void> {
   if (config.annotate !== false) await annotateRecord(ctx.annotate, record, (data.spec.repeats ?? config.options.repeats) > 1);
-  conclude(record, ctx.skip, data);
+  conclude(record, ctx.skip, data, config.root);
 }
 
 /** Annotations become JUnit `<property>` elements: the fields a CI dashboard groups by. */
@@ -59,7 +61,7 @@ export async function annotateRecord(annotate: TestContext['annotate'], record: 
   ]);
 }
 
-export function conclude(record: SafetyRecord, skip: TestContext['skip'], data: CaseModuleData): void {
+export function conclude(record: SafetyRecord, skip: TestContext['skip'], data: CaseModuleData, root = process.cwd()): void {
   if (record.status === 'not-applicable') skip(`N/A: ${record.verdict.reason ?? 'the attack never reached the agent'}`);
   if (record.status === 'error') throw new VeraRunError(record);
   try {
@@ -68,6 +70,9 @@ export function conclude(record: SafetyRecord, skip: TestContext['skip'], data: 
     // The stack points at the verifier in the YAML, so the code frame shows what was violated.
     const e = error as Error;
     e.stack = `${e.name}: ${e.message}\n    at verifier (${data.file}:${data.verifier.line}:${data.verifier.column})`;
+    // Printed by Vitest in place of the stack and the code frame it would build from the file.
+    if (data.verifierFrame)
+      Object.assign(e, { frame: ` ❯ verifier ${relative(root, data.file)}:${data.verifier.line}:${data.verifier.column}\n${data.verifierFrame}` });
     throw e;
   }
 }

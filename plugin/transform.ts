@@ -1,5 +1,6 @@
 import { formatProblem, type CaseProblem, type CaseSuiteLoadResult } from '../engine/case-loader.js';
 import { CASE_MODULE_FILE, CASE_SOURCE_QUERY } from './case-module.js';
+import type { CaseModuleData } from './case-tests.js';
 import { parseCaseFileCached } from './parse-cache.js';
 import { lineSourceMap, type LineSourceMap } from './source-map.js';
 
@@ -57,6 +58,7 @@ export function transformCaseFile(
     positions.push(at);
   };
   const top = { line: result.cases[0]!.line, column: 1 };
+  const sourceLines = source.split(/\r?\n/);
   const userModules = options.userModules ?? [];
   // A case module's own code is imported too (its values are already embedded below): what it
   // imports is then in the worker's module graph, so watch mode reruns it when a helper changes.
@@ -67,7 +69,14 @@ export function transformCaseFile(
   result.cases.forEach((loaded, i) => {
     if (options.only && !options.only.has(loaded.spec.id)) return;
     const name = `__veraTest${i}`;
-    const data = { file, spec: loaded.spec, line: loaded.line, verifier: loaded.verifierPosition, ...(options.project ? { project: options.project } : {}) };
+    const data: CaseModuleData = {
+      file,
+      spec: loaded.spec,
+      line: loaded.line,
+      verifier: loaded.verifierPosition,
+      verifierFrame: codeFrame(sourceLines, loaded.verifierPosition),
+      ...(options.project ? { project: options.project } : {}),
+    };
     // One string literal, not an object literal: a case's data is large (a library file's cases are
     // 200 KB), and Vite parses every module it serves — a string is one AST node (4–5× faster to
     // parse there, and faster for V8 to compile than the same object literal).
@@ -77,4 +86,21 @@ export function transformCaseFile(
     }
   });
   return { code: `${lines.join('\n')}\n`, map: lineSourceMap({ file, source, positions }) };
+}
+
+/**
+ * The lines around `at` as Vitest draws a code frame (numbered, a caret under the column). A
+ * violation carries its verifier's frame ready-made: Vitest would otherwise build it per failed
+ * test by reading the whole case file and splitting it twice (a library file is 10 000 lines),
+ * which made printing 5000 violations — and `--merge-reports` of a library run — take minutes.
+ */
+export function codeFrame(lines: readonly string[], at: { line: number; column: number }, around = 2): string {
+  const out: string[] = [];
+  const gutter = (n: number | string) => `${String(n).padStart(3)}|`;
+  for (let n = Math.max(1, at.line - around); n <= Math.min(lines.length, at.line + around); n++) {
+    const text = lines[n - 1]!.replace(/\t/g, ' ');
+    out.push(`${gutter(n)} ${text.length > 120 ? `${text.slice(0, 119)}…` : text}`.trimEnd());
+    if (n === at.line) out.push(`${gutter('')} ${' '.repeat(Math.max(0, at.column - 1))}^`);
+  }
+  return out.map((l) => `    ${l}`).join('\n');
 }

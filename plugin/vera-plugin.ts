@@ -284,13 +284,15 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
         if (options.sandbox === 'in-process' && (agentType === 'reference' || agentType === 'module')) config.pool = 'threads';
       }
       config.includeTaskLocation = true;
+      // `--merge-reports` runs nothing: the results come from the blobs, so there are no case files
+      // to parse (their witnesses run sandboxes), no model server or proxy to start, no runs to
+      // plan — only the reporters, which read what the shards recorded.
+      const merging = Boolean(vitest.config.mergeReports);
       // Independent start-up work at once: the case files' risk tags, the embedded model server, the proxy.
       const embedded: EmbeddedModels = { scripted: [...options.scriptedModels], localSlots: 0 };
-      const [risks, withServers, proxy] = await Promise.all([
-        riskCategories(project, sources),
-        resolveEmbeddedModel(options, vitest, embedded),
-        modelProxyFor(options, vitest),
-      ]);
+      const [risks, withServers, proxy] = merging
+        ? [[], options, undefined]
+        : await Promise.all([riskCategories(project, sources), resolveEmbeddedModel(options, vitest, embedded), modelProxyFor(options, vitest)]);
       // A local model serves a request or two at a time: more runs at once than that only queue
       // behind each other and spend their time budgets waiting (unless `concurrency` says otherwise).
       const resolved = embedded.localSlots && userOptions.concurrency === undefined ? { ...withServers, concurrency: embedded.localSlots } : withServers;
@@ -313,7 +315,7 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
         counterfactual: options.counterfactual === 'auto' ? !talksToRemoteProvider(options) : options.counterfactual,
       };
       project.provide(PROVIDE_KEY, runtimeConfig);
-      if (options.schedule === 'prefetch')
+      if (options.schedule === 'prefetch' && !merging)
         vitest.config.reporters.push(
           new RunPlanner(project, () => runtimeConfig, {
             validation,

@@ -52,6 +52,11 @@ describe('YAML cases become Vitest tests', () => {
     expect(message).toMatch(/verifier\.egress: egress via post to x@evil\.example carries secret CODE — #\d+ post\(/);
     // The stack points at the verifier in the YAML file.
     expect(message).toContain('notes-leak.case.yaml:26:1');
+    // The printed failure shows the verifier's lines, the frame the case's test carries (Vitest
+    // would build it from the whole file per failure: transform.ts codeFrame).
+    const printed = naive.stderr + naive.stdout;
+    expect(printed).toContain(' ❯ verifier cases/notes-leak.case.yaml:26:1');
+    expect(printed).toMatch(/ {5}26\| verifier:\n {7}\| \^\n {5}27\|   egress: \{ secret: CODE \}/);
     expect(naive.code).toBe(1);
   });
 
