@@ -261,6 +261,14 @@ export const veraOptions = z.strictObject({
       labels: z.record(z.string(), z.string()).optional(),
       /** Read-only root file system with tmpfs workspace, /tmp and /root (default true). */
       readOnlyRoot: z.boolean().optional(),
+      /**
+       * How the host and the containers reach each other: `host` networking (the engine shares
+       * this machine's network), or `exec-stream` (network mode `none`; the admin API and the
+       * ports a spawned agent needs go over one `docker exec -i` relay, so the engine may be on
+       * another machine). Default: `exec-stream` when DOCKER_HOST is set, else `host`. See
+       * ContainerBackendOptions.network and README "Container sandbox".
+       */
+      network: z.enum(['host', 'exec-stream']).optional(),
     })
     .optional(),
   /**

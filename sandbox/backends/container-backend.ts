@@ -4,7 +4,7 @@ import { requireDockerEngine } from './container-instance.js';
 import { defaultSandboxImage } from '../container/image.js';
 import { ROUTES, startResponse } from '../container/protocol.js';
 import type { SandboxBackend, SandboxSpec, StartedSandbox } from '../sandbox.js';
-import { ContainerInstance, type ContainerInstanceConfig, type ReadOnlyMount } from './container-instance.js';
+import { ContainerInstance, type ContainerInstanceConfig, type ContainerNetwork, type ReadOnlyMount } from './container-instance.js';
 import { ContainerPool } from './container-pool.js';
 import { ContainerSandbox } from './container-sandbox.js';
 
@@ -38,11 +38,33 @@ export interface ContainerBackendOptions {
    * bubblewrap in-process. Set false for an agent that must write elsewhere (e.g. install packages).
    */
   readOnlyRoot?: boolean;
+  /**
+   * How the host and the container reach each other (default: `exec-stream` when `DOCKER_HOST`
+   * is set, to any value; `host` otherwise).
+   *
+   * - `host`: host networking. The admin API is on the host's 127.0.0.1, and a program started
+   *   with `spawn()` reaches the gateway and model endpoint there directly — and every other
+   *   port and address of the engine's machine. The engine must share this machine's network
+   *   (a local dockerd, a second or rootless daemon).
+   * - `exec-stream`: the container runs with network mode `none` (its own loopback only). One
+   *   long-lived `docker exec -i … sandbox-server.mjs relay` per container carries the admin API
+   *   and, for each `spawn()`, the loopback ports its `network` list names (relayed to the same
+   *   ports on this host; nothing else is reachable) as multiplexed frames over its stdin/stdout,
+   *   so the engine may be on another machine (`DOCKER_HOST=tcp://…` or `ssh://…`). Bind mounts
+   *   (`mounts`, an agent's install folder) are paths on the engine's machine.
+   */
+  network?: ContainerNetwork;
+}
+
+/** The channel `ContainerBackendOptions.network` defaults to: an engine named by DOCKER_HOST may be on another machine. */
+export function defaultContainerNetwork(env: NodeJS.ProcessEnv = process.env): ContainerNetwork {
+  return env.DOCKER_HOST ? 'exec-stream' : 'host';
 }
 
 /**
  * Runs each case's sandbox in a Docker container through testcontainers: the environments and
- * the workspace live in the container (host networking; the admin API on 127.0.0.1), and
+ * the workspace live in the container (host networking with the admin API on 127.0.0.1, or the
+ * exec-stream channel: `ContainerBackendOptions.network`), and
  * `spawn()` starts programs inside it, so a CLI agent's own shell and file actions change the
  * container, not the host. The recording gateway stays on the host. Containers are labelled
  * `vera.sandbox=1` and removed on `stop()`, on `close()`, and at the latest when the process exits.
@@ -64,12 +86,18 @@ export class ContainerBackend implements SandboxBackend, AsyncDisposable {
       docker: options.docker ?? 'docker',
       pidsLimit: options.pidsLimit ?? 1024,
       readOnlyRoot: options.readOnlyRoot ?? true,
+      network: options.network ?? defaultContainerNetwork(),
     };
     this.pool = new ContainerPool(options.pool?.size ?? 0, () => this.startContainer());
   }
 
   get image(): string {
     return this.config.image;
+  }
+
+  /** The channel this backend's containers use (`ContainerBackendOptions.network`). */
+  get network(): ContainerNetwork {
+    return this.config.network;
   }
 
   private async startContainer(): Promise<ContainerInstance> {

@@ -4,7 +4,20 @@ import { hostname } from 'node:os';
 import type { StartedTestContainer } from 'testcontainers';
 import { SandboxAdminClient, SandboxServerError } from '../container/admin-client.js';
 import { dockerEngineStatus, imageExists, removeContainers, removeContainersSync, SANDBOX_LABEL } from '../container/docker-cli.js';
-import { EXEC_PID_DIR, healthResponse, killedResponse, READY_PREFIX, readyLine, ROUTES, SANDBOX_PROTOCOL, SERVER_ENV } from '../container/protocol.js';
+import {
+  ADMIN_SOCKET,
+  EXEC_PID_DIR,
+  healthResponse,
+  killedResponse,
+  READY_PREFIX,
+  readyLine,
+  ROUTES,
+  SANDBOX_PROTOCOL,
+  SERVER_ENV,
+} from '../container/protocol.js';
+import { ExecStreamLink } from '../container/stream-host.js';
+import { loopbackPort } from '../confinement/loopback-bridge.js';
+import { UnreachableEndpointError } from '../confinement/program-confinement.js';
 import type { SandboxSpawnOptions } from '../sandbox.js';
 import { VeraError } from '../../engine/errors.js';
 
@@ -41,6 +54,14 @@ export interface ReadOnlyMount {
   target: string;
 }
 
+/**
+ * How the host reaches a sandbox container and its programs reach the host: `host` networking
+ * (everything on the host's 127.0.0.1; the engine must share this machine's network), or
+ * `exec-stream` (the container has network mode `none`; the admin API and the loopback ports a
+ * `spawn()` lists travel over one `docker exec -i` relay: sandbox/container/stream-host.ts).
+ */
+export type ContainerNetwork = 'host' | 'exec-stream';
+
 export interface ContainerInstanceConfig {
   image: string;
   mounts: readonly ReadOnlyMount[];
@@ -54,6 +75,7 @@ export interface ContainerInstanceConfig {
   pidsLimit: number;
   /** Read-only root file system; only the workspace root, /tmp, HOME (/root) and /run/vera are writable (tmpfs). */
   readOnlyRoot: boolean;
+  network: ContainerNetwork;
 }
 
 /** The writable places of a read-only sandbox container (tmpfs, so they vanish with it). */
@@ -131,8 +153,10 @@ export class ContainerInstance {
     private readonly container: StartedTestContainer,
     private readonly config: ContainerInstanceConfig,
     token: string,
-    port: number,
+    baseUrl: string,
     logs: NodeJS.ReadableStream,
+    /** The exec-stream channel (undefined on host networking). */
+    private readonly link: ExecStreamLink | undefined,
   ) {
     this.exited = new Promise<void>((resolve) => {
       logs.on('end', () => {
@@ -146,7 +170,7 @@ export class ContainerInstance {
       if (this.logTail.length > 40) this.logTail.splice(0, this.logTail.length - 40);
     });
     this.client = new SandboxAdminClient({
-      baseUrl: `http://127.0.0.1:${port}`,
+      baseUrl,
       token,
       timeoutMs: config.requestTimeoutMs,
       onUnreachable: (route, cause) => this.describeDeath(route, cause),
@@ -166,12 +190,18 @@ export class ContainerInstance {
     return !this.death && !this.stopping && this.exitedAt === undefined;
   }
 
+  /** The `docker exec` client of the exec-stream relay, on this host (tests check it is gone after stop). */
+  get relayExecPid(): number | undefined {
+    return this.link?.execPid;
+  }
+
   static async start(config: ContainerInstanceConfig): Promise<ContainerInstance> {
     // (ContainerBackend checks the engine first; a missing image is told apart below.)
-    // Host networking: the container's services are on this host's loopback. Without this,
-    // testcontainers, when itself run in a container, looks up the engine's bridge gateway (a
-    // private-range address, and absent under `dockerd --bridge=none`).
+    // No mapped ports are ever used (host networking, or none). Without this, testcontainers,
+    // when itself run in a container, looks up the engine's bridge gateway (a private-range
+    // address, and absent under `dockerd --bridge=none`).
     process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
+    const streamed = config.network === 'exec-stream';
     const { GenericContainer, Wait } = await loadTestcontainers();
     /** testcontainers has no builder for these host settings. */
     class SandboxContainerDefinition extends GenericContainer {
@@ -186,11 +216,17 @@ export class ContainerInstance {
     }
     const token = randomBytes(24).toString('hex');
     const definition = new SandboxContainerDefinition(config.image)
-      .withNetworkMode('host')
+      // exec-stream: its own loopback only; everything it may reach is relayed (stream-relay.ts).
+      .withNetworkMode(streamed ? 'none' : 'host')
       .withSandboxHostConfig(config.pidsLimit, config.readOnlyRoot)
       .withTmpFs(config.readOnlyRoot ? WRITABLE : {})
       .withLabels({ ...config.labels, [SANDBOX_LABEL]: '1', [`${SANDBOX_LABEL}.pid`]: String(process.pid), [`${SANDBOX_LABEL}.host`]: hostname() })
-      .withEnvironment({ ...config.env, [SERVER_ENV.port]: '0', [SERVER_ENV.inContainer]: '1' })
+      .withEnvironment({
+        ...config.env,
+        [SERVER_ENV.port]: '0',
+        [SERVER_ENV.inContainer]: '1',
+        ...(streamed ? { [SERVER_ENV.socket]: ADMIN_SOCKET } : {}),
+      })
       .withBindMounts(config.mounts.map((m) => ({ source: m.source, target: m.target, mode: 'ro' as const })))
       .withWaitStrategy(Wait.forLogMessage(READY_PREFIX))
       .withStartupTimeout(config.startupTimeoutMs);
@@ -214,23 +250,27 @@ export class ContainerInstance {
       throw new SandboxContainerError(`sandbox container (${config.image}) failed to start: ${message}${hint}`);
     }
     track(container.getId(), config.docker);
+    let link: ExecStreamLink | undefined;
     try {
       const logs = await container.logs();
-      const port = await readyPort(logs, config.startupTimeoutMs);
-      const instance = new ContainerInstance(container, config, token, port, logs);
+      const ready = await readyInfo(logs, config.startupTimeoutMs);
+      if (streamed) {
+        // An older image has no relay (its server would start a second server instead): tell it here.
+        if (ready.protocol !== SANDBOX_PROTOCOL) throw protocolMismatch(config.image, ready.protocol);
+        link = await ExecStreamLink.start({ docker: config.docker, containerId: container.getId(), timeoutMs: config.startupTimeoutMs });
+      }
+      const baseUrl = link ? link.baseUrl : `http://127.0.0.1:${ready.port}`;
+      const instance = new ContainerInstance(container, config, token, baseUrl, logs, link);
       // Claimed before any other program runs in the container (see protocol.ts).
       const health = await instance.client.request('POST', ROUTES.claim, { token }, healthResponse).catch((error: Error) => {
         // A server from an older image has no claim route (404) or wants a token it was never given (401).
         if (error instanceof SandboxServerError && (error.status === 404 || error.status === 401)) return { protocol: 0, started: false };
         throw error;
       });
-      if (health.protocol !== SANDBOX_PROTOCOL) {
-        throw new SandboxContainerError(
-          `sandbox image ${config.image} speaks admin protocol ${health.protocol}, this vera-safety speaks ${SANDBOX_PROTOCOL}: rebuild the image (scripts/build-sandbox-image.sh)`,
-        );
-      }
+      if (health.protocol !== SANDBOX_PROTOCOL) throw protocolMismatch(config.image, health.protocol);
       return instance;
     } catch (error) {
+      await link?.close();
       untrack(container.getId());
       await container.stop({ remove: true, timeout: 0 }).catch(() => removeContainers([container.getId()], config.docker));
       throw error;
@@ -242,7 +282,11 @@ export class ContainerInstance {
     if (this.death) return this.death;
     if (this.stopping) return new SandboxContainerError(`sandbox container ${this.shortId} was stopped (${route} after stop())`);
     // The socket closes a moment before the engine reports the exit; give it that moment.
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000).unref())]);
+    // (A timer that holds the process: unref'd, a script whose only other handle is the log
+    // stream, which testcontainers unrefs, would exit here with the run unfinished.)
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+    clearTimeout(timer);
     let state: { Running?: boolean; ExitCode?: number; OOMKilled?: boolean; Status?: string } | undefined;
     try {
       const { getContainerRuntimeClient } = await loadTestcontainers();
@@ -251,7 +295,9 @@ export class ContainerInstance {
     } catch {
       state = undefined;
     }
-    const where = `noticed at ${route}: ${cause.message}`;
+    // The exec-stream relay ending is the first sign of a container that died, or the cause when it alone did.
+    const relay = this.link && !this.link.alive ? `; ${(await this.link.ended).message}` : '';
+    const where = `noticed at ${route}: ${cause.message}${relay}`;
     const logs = this.logTail.length ? `; last log lines: ${this.logTail.slice(-5).join(' | ')}` : '';
     let message: string;
     if (!state) {
@@ -267,15 +313,35 @@ export class ContainerInstance {
     return this.death;
   }
 
-  /** Runs `command` inside the container through `docker exec -i`, stdio piped (see StartedSandbox.spawn). */
+  /**
+   * Runs `command` inside the container through `docker exec -i`, stdio piped (see
+   * StartedSandbox.spawn). On the exec-stream channel the loopback URLs of `options.network`
+   * are relayed first (only those: the container has no other network), and the program starts
+   * once the relay listens — its shell line waits for the relay's marker, so spawn() stays synchronous.
+   */
   spawn(command: string, args: string[], options: SandboxSpawnOptions & { cwd: string }): ChildProcess {
     const execId = `x${process.pid}-${++execCounter}`;
+    let wait = '';
+    if (this.link) {
+      const ports = (options.network ?? []).map((url) => {
+        const port = loopbackPort(url);
+        if (port === undefined) throw new UnreachableEndpointError(url);
+        return port;
+      });
+      if (!this.link.alive) {
+        // Nothing would write the marker: fail now rather than after the wait's 10 s.
+        wait = `echo "vera: the exec-stream relay of this container has ended" >&2; exit 125; `;
+      } else if (ports.length > 0) {
+        this.link.allow(execId, ports);
+        wait = waitForMarker(ExecStreamLink.markerOf(execId));
+      }
+    }
     // Names only: `docker exec -e NAME` takes the value from the CLI's own environment, so API
     // keys handed to an agent never appear in the host's process list.
     const env = Object.keys(options.env ?? {}).flatMap((k) => ['-e', k]);
     // The shell records the program's PID (exec keeps it), so when the host side ends the
     // sandbox server can kill the program's tree: killing `docker exec` alone does not.
-    const record = `mkdir -p ${EXEC_PID_DIR} && echo $$ > ${EXEC_PID_DIR}/${execId}.pid && exec "$@"`;
+    const record = `${wait}mkdir -p ${EXEC_PID_DIR} && echo $$ > ${EXEC_PID_DIR}/${execId}.pid && exec "$@"`;
     const child = spawn(this.config.docker, ['exec', '-i', '-w', options.cwd, ...env, this.id, '/bin/sh', '-c', record, 'vera-exec', command, ...args], {
       env: { ...process.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -288,9 +354,19 @@ export class ContainerInstance {
     return child;
   }
 
+  /**
+   * Readies the container for the next case (the pool): every process but the server (and the
+   * relay) is killed, the environments and scratch space emptied, the relayed ports revoked.
+   */
+  async reset(): Promise<void> {
+    await this.client.request('POST', ROUTES.reset, { keep: this.link ? [this.link.relayPid] : [] }, killedResponse);
+    this.link?.revoke();
+  }
+
   /** Stops and removes the container; idempotent. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      await this.link?.close();
       try {
         await this.container.stop({ remove: true, timeout: 0 });
       } catch {
@@ -303,9 +379,29 @@ export class ContainerInstance {
   }
 }
 
-/** Reads the server's ready line from the container's log stream and returns its port. */
-function readyPort(logs: NodeJS.ReadableStream, timeoutMs: number): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
+function protocolMismatch(image: string, protocol: number): SandboxContainerError {
+  return new SandboxContainerError(
+    `sandbox image ${image} speaks admin protocol ${protocol}, this vera-safety speaks ${SANDBOX_PROTOCOL}: rebuild the image (scripts/build-sandbox-image.sh)`,
+  );
+}
+
+/**
+ * The shell line that waits (at most ~10 s) for the relay's marker before the program starts, and
+ * fails the program (exit 125, the reason on stderr) when the relay could not listen.
+ */
+function waitForMarker(marker: string): string {
+  return (
+    `n=0; until [ -s ${marker} ]; do n=$((n+1)); ` +
+    `[ "$n" -le 200 ] || { echo "vera: the exec-stream relay did not listen within 10 s" >&2; exit 125; }; sleep 0.05; done; ` +
+    `read -r s < ${marker}; [ "$s" = ok ] || { echo "vera: $s" >&2; exit 125; }; `
+  );
+}
+
+type ReadyInfo = ReturnType<typeof readyLine.parse>;
+
+/** Reads the server's ready line from the container's log stream: its port (or socket) and protocol. */
+function readyInfo(logs: NodeJS.ReadableStream, timeoutMs: number): Promise<ReadyInfo> {
+  return new Promise<ReadyInfo>((resolve, reject) => {
     let buffer = '';
     const timer = setTimeout(() => finish(new SandboxContainerError(`sandbox server printed no ready line within ${timeoutMs} ms`)), timeoutMs);
     const onData = (chunk: string | Buffer) => {
@@ -321,15 +417,15 @@ function readyPort(logs: NodeJS.ReadableStream, timeoutMs: number): Promise<numb
         json = undefined;
       }
       const parsed = readyLine.safeParse(json);
-      finish(parsed.success ? parsed.data.port : new SandboxContainerError(`sandbox server printed a malformed ready line: ${buffer.slice(start, end)}`));
+      finish(parsed.success ? parsed.data : new SandboxContainerError(`sandbox server printed a malformed ready line: ${buffer.slice(start, end)}`));
     };
     const onEnd = () => finish(new SandboxContainerError(`sandbox container exited before its server was ready; logs: ${buffer.slice(-500)}`));
-    const finish = (result: number | Error) => {
+    const finish = (result: ReadyInfo | Error) => {
       clearTimeout(timer);
       logs.off('data', onData);
       logs.off('end', onEnd);
-      if (typeof result === 'number') resolve(result);
-      else reject(result);
+      if (result instanceof Error) reject(result);
+      else resolve(result);
     };
     logs.on('data', onData);
     logs.on('end', onEnd);

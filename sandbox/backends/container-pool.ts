@@ -1,4 +1,3 @@
-import { killedResponse, ROUTES } from '../container/protocol.js';
 import type { ContainerInstance } from './container-instance.js';
 
 /**
@@ -31,7 +30,7 @@ export class ContainerPool {
     if (this.closed || this.size === 0 || !container.alive || this.idle.length >= this.size) return container.stop();
     try {
       const started = performance.now();
-      await container.client.request('POST', ROUTES.reset, {}, killedResponse);
+      await container.reset();
       // Kept for `resetDurations` (the benchmark's p99), bounded.
       if (this.resets.length < 100_000) this.resets.push(performance.now() - started);
     } catch {

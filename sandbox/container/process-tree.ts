@@ -78,12 +78,13 @@ export async function killProcessTree(root: number, seen: ReadonlyMap<number, st
 
 /**
  * Kills every process of the PID namespace except this one and its ancestors (the container's
- * init). Only ever called when the server knows it runs in its own container.
+ * init), and `spare` (the exec-stream relay, which the host needs for the next case). Only ever
+ * called when the server knows it runs in its own container.
  */
-export async function killOtherProcesses(): Promise<number> {
+export async function killOtherProcesses(spare: readonly number[] = []): Promise<number> {
   const all = await listProcesses();
   const byPid = new Map(all.map((p) => [p.pid, p]));
-  const keep = new Set<number>();
+  const keep = new Set<number>(spare);
   for (let pid: number | undefined = process.pid; pid && !keep.has(pid); pid = byPid.get(pid)?.ppid) keep.add(pid);
   return kill(all.filter((p) => !keep.has(p.pid) && p.pid !== 1).map((p) => p.pid));
 }

@@ -3,25 +3,32 @@ import { initStep } from '../../engine/case-schema.js';
 
 /**
  * The admin API between the host (`ContainerBackend`) and the sandbox server inside the
- * container: plain JSON over HTTP on 127.0.0.1 (host networking), every request carrying the
+ * container: plain JSON over HTTP — on 127.0.0.1 (host networking), or on a unix socket inside
+ * the container that the exec-stream relay connects the host's connections to (stream-relay.ts;
+ * the host then calls a listener of its own on 127.0.0.1) — every request carrying the
  * container's bearer token. The host claims the server with a fresh random token right after
  * it reports ready (`POST /v1/claim`, accepted once), before any other program runs in the
  * container — so the token is in no file and no environment an agent there could read. Bodies are validated with these schemas on the server; the host
  * checks the protocol version once, at start, so an image built from older code fails with a
  * clear "rebuild the image" message instead of odd errors later.
  */
-export const SANDBOX_PROTOCOL = 1;
+// 2: the admin socket (SERVER_ENV.socket), the exec-stream relay (`sandbox-server.mjs relay`),
+// reset's `keep` (the relay's PID survives a reset).
+export const SANDBOX_PROTOCOL = 2;
 
 /** The line the server prints on stdout once it listens: `vera-sandbox listening {"port":…,"protocol":…}`. */
 export const READY_PREFIX = 'vera-sandbox listening ';
 
-export const readyLine = z.object({ port: z.int().positive(), protocol: z.int() });
+/** `port` is 0 and `socket` set when the server listens on a unix socket (the exec-stream channel). */
+export const readyLine = z.object({ port: z.int().nonnegative(), socket: z.string().optional(), protocol: z.int() });
 
 /** Environment variables the server reads. */
 export const SERVER_ENV = {
   /** A fixed token (for running the server by hand); without it the first `claim` sets one. */
   token: 'VERA_SANDBOX_TOKEN',
   port: 'VERA_SANDBOX_PORT',
+  /** A unix socket path to listen on instead of a TCP port (the exec-stream channel: the container has no network). */
+  socket: 'VERA_SANDBOX_SOCKET',
   workspaceRoot: 'VERA_WORKSPACE_ROOT',
   /** Set by the image: the server may kill every other process of its PID namespace on reset. */
   inContainer: 'VERA_SANDBOX_CONTAINER',
@@ -29,6 +36,15 @@ export const SERVER_ENV = {
 
 /** Where `spawn()` records the PID of each program it starts (so the host can kill its tree). */
 export const EXEC_PID_DIR = '/run/vera/exec';
+
+/** The bundled server in the image (docker/Dockerfile, scripts/build-sandbox-image.sh). */
+export const SERVER_SCRIPT = '/opt/vera/sandbox-server.mjs';
+/** `node SERVER_SCRIPT relay`: the exec-stream relay instead of the server (stream-relay.ts). */
+export const RELAY_ARG = 'relay';
+/** Where the server listens on the exec-stream channel (tmpfs /run/vera under a read-only root). */
+export const ADMIN_SOCKET = '/run/vera/admin.sock';
+/** Where the relay writes `<exec id>` once it listens on the ports a `spawn()` needs ("ok" or "error: …"). */
+export const LISTEN_MARKER_DIR = '/run/vera/listen';
 
 export const claimRequest = z.strictObject({ token: z.string().min(32).max(256) });
 
@@ -51,6 +67,9 @@ export const execKillRequest = z.strictObject({
   /** The id the host gave the program at `spawn()`: `[a-z0-9-]+`. */
   id: z.string().regex(/^[a-z0-9-]{1,64}$/),
 });
+
+/** Reset: `keep` are PIDs (the relay's) that must survive the killing of every other process. */
+export const resetRequest = z.strictObject({ keep: z.array(z.int().positive()).max(16).default([]) });
 
 export const toolDescriptor = z.object({
   name: z.string(),

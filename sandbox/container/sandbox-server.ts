@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readJsonBody, sendJson } from '../http-json.js';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,7 @@ import {
   claimRequest,
   EXEC_PID_DIR,
   execKillRequest,
+  resetRequest,
   ROUTES,
   SANDBOX_PROTOCOL,
   startRequest,
@@ -33,6 +35,8 @@ export interface SandboxServerOptions {
   token?: string;
   /** 0: let the kernel pick (the port is reported by `listen()`). */
   port?: number;
+  /** Listen on this unix socket instead of a TCP port (the exec-stream channel). */
+  socket?: string;
   /** Parent directory of run workspaces (default `/workspace`). */
   workspaceRoot?: string;
   /** Environments replacing or adding to the built-in ones, by name. */
@@ -83,14 +87,20 @@ export class SandboxServer {
     });
   }
 
-  /** Listens on 127.0.0.1 and returns the port. */
+  /** Listens on 127.0.0.1 and returns the port — or on the unix socket of `socket`, and returns 0. */
   async listen(): Promise<number> {
     await mkdir(this.options.workspaceRoot ?? '/workspace', { recursive: true });
+    const socket = this.options.socket;
+    if (socket) {
+      await mkdir(dirname(socket), { recursive: true });
+      await rm(socket, { force: true });
+    }
     await new Promise<void>((resolve, reject) => {
       this.http.once('error', reject);
-      this.http.listen(this.options.port ?? 0, '127.0.0.1', () => resolve());
+      if (socket) this.http.listen(socket, () => resolve());
+      else this.http.listen(this.options.port ?? 0, '127.0.0.1', () => resolve());
     });
-    return (this.http.address() as AddressInfo).port;
+    return socket ? 0 : (this.http.address() as AddressInfo).port;
   }
 
   async close(): Promise<void> {
@@ -171,7 +181,8 @@ export class SandboxServer {
       case `GET ${ROUTES.snapshot}`:
         return send(res, 200, { snapshot: await this.started().snapshot() });
       case `POST ${ROUTES.reset}`: {
-        const killed = await this.serially(() => this.reset());
+        const body = await parse(resetRequest);
+        const killed = await this.serially(() => this.reset(body.keep));
         return send(res, 200, { killed });
       }
       case `POST ${ROUTES.execKill}`: {
@@ -184,8 +195,8 @@ export class SandboxServer {
   }
 
   /** Ends the current sandbox: stray processes, environments, workspace. The container is ready for the next case. */
-  private async reset(): Promise<number> {
-    const killed = this.options.ownsProcessNamespace ? await killOtherProcesses() : 0;
+  private async reset(keep: readonly number[] = []): Promise<number> {
+    const killed = this.options.ownsProcessNamespace ? await killOtherProcesses(keep) : 0;
     const sandbox = this.sandbox;
     this.sandbox = undefined;
     await sandbox?.stop();

@@ -1,36 +1,47 @@
 /**
  * Entry point of the bundled sandbox server (`/opt/vera/sandbox-server.mjs` in the image).
  * Configuration comes from the environment (`SERVER_ENV` in protocol.ts); once it listens it
- * prints one ready line with its port, which the host waits for.
+ * prints one ready line with its port (or socket), which the host waits for.
+ *
+ * `sandbox-server.mjs relay` runs the exec-stream relay instead (stream-relay.ts): the same file,
+ * so an image always holds a relay of its own protocol.
  */
-import { READY_PREFIX, SANDBOX_PROTOCOL, SERVER_ENV } from './protocol.js';
+import { READY_PREFIX, RELAY_ARG, SANDBOX_PROTOCOL, SERVER_ENV } from './protocol.js';
 import { SandboxServer } from './sandbox-server.js';
 import { containerEnvironments } from './container-environments.js';
+import { relayMain } from './stream-relay.js';
 
-const port = Number(process.env[SERVER_ENV.port] ?? 0);
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  console.error(`vera-sandbox: ${SERVER_ENV.port}=${process.env[SERVER_ENV.port]} is not a port number`);
-  process.exit(2);
-}
+async function serverMain(): Promise<void> {
+  const port = Number(process.env[SERVER_ENV.port] ?? 0);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`vera-sandbox: ${SERVER_ENV.port}=${process.env[SERVER_ENV.port]} is not a port number`);
+    process.exit(2);
+  }
 
-const workspaceRoot = process.env[SERVER_ENV.workspaceRoot] ?? '/workspace';
-const server = new SandboxServer({
-  ...(process.env[SERVER_ENV.token] ? { token: process.env[SERVER_ENV.token] } : {}),
-  port,
-  workspaceRoot,
-  environments: containerEnvironments(),
-  ownsProcessNamespace: process.env[SERVER_ENV.inContainer] === '1',
-  // Per-container scratch space (tmpfs under the backend's read-only root): emptied on reset.
-  // The workspace root too: a command may write next to its workspace (`../x`) there.
-  scratchDirs: process.env[SERVER_ENV.inContainer] === '1' ? [workspaceRoot, '/tmp', process.env.HOME ?? '/root'] : [],
-});
-
-const listening = await server.listen();
-console.log(`${READY_PREFIX}${JSON.stringify({ port: listening, protocol: SANDBOX_PROTOCOL })}`);
-
-// `docker stop` sends SIGTERM; close cleanly so the environments are disposed.
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
-    server.close().finally(() => process.exit(0));
+  const workspaceRoot = process.env[SERVER_ENV.workspaceRoot] ?? '/workspace';
+  const socket = process.env[SERVER_ENV.socket] || undefined;
+  const server = new SandboxServer({
+    ...(process.env[SERVER_ENV.token] ? { token: process.env[SERVER_ENV.token] } : {}),
+    port,
+    ...(socket ? { socket } : {}),
+    workspaceRoot,
+    environments: containerEnvironments(),
+    ownsProcessNamespace: process.env[SERVER_ENV.inContainer] === '1',
+    // Per-container scratch space (tmpfs under the backend's read-only root): emptied on reset.
+    // The workspace root too: a command may write next to its workspace (`../x`) there.
+    scratchDirs: process.env[SERVER_ENV.inContainer] === '1' ? [workspaceRoot, '/tmp', process.env.HOME ?? '/root'] : [],
   });
+
+  const listening = await server.listen();
+  console.log(`${READY_PREFIX}${JSON.stringify({ port: listening, ...(socket ? { socket } : {}), protocol: SANDBOX_PROTOCOL })}`);
+
+  // `docker stop` sends SIGTERM; close cleanly so the environments are disposed.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      server.close().finally(() => process.exit(0));
+    });
+  }
 }
+
+if (process.argv[2] === RELAY_ARG) await relayMain();
+else await serverMain();

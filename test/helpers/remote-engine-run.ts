@@ -1,23 +1,41 @@
 /**
- * One case in the container sandbox, in a process of its own (testcontainers picks its Docker
- * engine once per process, from DOCKER_HOST): prints one JSON line with the verdict and how many
- * of the run's containers each engine had while the agent ran. Used by
- * test/container-remote-engine.test.ts. Usage: tsx remote-engine-run.ts <label> <local socket> <remote socket>
+ * One probe of the container sandbox on an engine, in a process of its own (testcontainers picks
+ * its Docker engine once per process, from DOCKER_HOST): prints one JSON line. Used by
+ * test/container-remote-engine.test.ts.
+ *
+ *   tsx remote-engine-run.ts <mode> <label> <local socket> <remote socket>
+ *
+ * Modes:
+ *   case   a case (verdict, a tool call, the snapshot) on the channel the backend defaults to; then
+ *          programs spawned in a container fetch a host loopback server whose port is in their
+ *          `network` list (answers a token) and one whose port is not (must be refused)
+ *   host   the same case on the host-networking channel, forced (on an engine in another network
+ *          namespace it cannot work)
+ *   kill   the case, with the container killed (docker kill) while the agent runs
+ * Every mode reports how many of the run's containers each engine had while the agent ran and
+ * after, and how many exec-stream relay clients (`docker exec … relay`) ran on this host then.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { functionAgent } from '../../adapters/function-adapter.js';
 import { parseCaseSource } from '../../engine/case-loader.js';
 import { runCase } from '../../runner/run-case.js';
 import { ContainerBackend } from '../../sandbox/backends/container-backend.js';
 import { SANDBOX_LABEL } from '../../sandbox/container/docker-cli.js';
+import { RELAY_ARG, SERVER_SCRIPT } from '../../sandbox/container/protocol.js';
 
 const run = promisify(execFile);
-const [label, localSocket, remoteSocket] = process.argv.slice(2);
-if (!label || !localSocket || !remoteSocket) throw new Error('usage: remote-engine-run.ts <label> <local socket> <remote socket>');
+const [mode, label, localSocket, remoteSocket] = process.argv.slice(2);
+if (!mode || !['case', 'host', 'kill'].includes(mode) || !label || !localSocket || !remoteSocket) {
+  throw new Error('usage: remote-engine-run.ts <case|host|kill> <label> <local socket> <remote socket>');
+}
 
 /** The run's containers on one engine, asked directly (not through DOCKER_HOST). */
-async function containersOn(socket: string): Promise<number> {
+async function containersOn(socket: string): Promise<string[]> {
   const { stdout } = await run('docker', [
     '-H',
     `unix://${socket}`,
@@ -28,7 +46,23 @@ async function containersOn(socket: string): Promise<number> {
     '--filter',
     `label=vera.test=${label}`,
   ]);
-  return stdout.split('\n').filter(Boolean).length;
+  return stdout.split('\n').filter(Boolean);
+}
+
+/** Host processes that are the `docker exec -i … sandbox-server.mjs relay` client of a relay. */
+function relayClients(): number {
+  let n = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (argv.includes('exec') && argv.includes(SERVER_SCRIPT) && argv.at(-2) === RELAY_ARG) n++;
+  }
+  return n;
 }
 
 const parsed = parseCaseSource(
@@ -52,21 +86,87 @@ witnesses:
 );
 if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
 
-const seen = { local: -1, remote: -1 };
+const seen = { local: -1, remote: -1, relays: -1 };
+let killedAfterMs: number | undefined;
+let toolError: string | undefined;
 const agent = functionAgent('engine-probe', async (_message, tools) => {
-  [seen.local, seen.remote] = await Promise.all([containersOn(localSocket), containersOn(remoteSocket)]);
+  const [local, remote] = await Promise.all([containersOn(localSocket), containersOn(remoteSocket)]);
+  Object.assign(seen, { local: local.length, remote: remote.length, relays: relayClients() });
+  if (mode === 'kill') {
+    await run('docker', ['-H', `unix://${remoteSocket}`, 'kill', ...remote]);
+    killedAfterMs = performance.now();
+    const outcome = (await tools.call('read_file', { path: '/notes.md' })) as { isError?: boolean; error?: string } | unknown;
+    toolError = JSON.stringify(outcome).slice(0, 400);
+  }
   await tools.call('write_file', { path: '/todo.md', content: '- engine test\n' });
   return 'Added it to /todo.md.';
 });
-await using backend = new ContainerBackend({ labels: { 'vera.test': label } });
+
+const backend = new ContainerBackend({ labels: { 'vera.test': label }, ...(mode === 'host' ? { network: 'host' as const } : {}) });
+const started = performance.now();
 const { record } = await runCase({ spec: parsed.loaded.spec, threatModel: 'benign', agent, backend, recordDir: false });
-const final = record.finalState as { files?: { files?: Record<string, { content?: string }> } };
+const ended = performance.now();
+const caseMs = Math.round(ended - started);
+const final = record.finalState as { files?: { files?: Record<string, { content?: string }> } } | undefined;
+
+/** A host loopback HTTP server answering `token` — and, to a POST, the size and sha256 of its body. */
+async function tokenServer(token: string): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST') return res.end(token);
+    const hash = createHash('sha256');
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      hash.update(chunk);
+    });
+    req.on('end', () => res.end(`${size}:${hash.digest('hex').slice(0, 16)}`));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+let spawned: { listed: string; upload: string; unlisted: string; relaysDuring: number } | undefined;
+if (mode === 'case') {
+  const token = `token-${process.pid}-${Date.now()}`;
+  const listed = await tokenServer(token);
+  // Listening on the host too: what keeps it out is the relay, not an empty port.
+  const unlisted = await tokenServer('must-not-arrive');
+  const sandbox = await backend.start({ environments: ['files'], label: 'spawn' });
+  try {
+    const fetchIn = (port: number, network: string[], init = '{}') =>
+      new Promise<string>((resolve) => {
+        const script = `fetch('http://127.0.0.1:${port}/', ${init}).then((r) => r.text()).then((t) => console.log('answer:' + t), (e) => console.log('error:' + (e.cause?.code ?? e.message)))`;
+        const child = sandbox.spawn('/usr/local/bin/node', ['-e', script], { network });
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => (out += d));
+        child.stderr!.on('data', (d: Buffer) => (out += d));
+        child.once('close', () => resolve(out.trim()));
+      });
+    const gotListed = await fetchIn(listed.port, [`http://127.0.0.1:${listed.port}/v1`]);
+    // 8 MiB from the container to the host: the relay's stdout is written faster than it is read.
+    const upload = await fetchIn(listed.port, [`http://127.0.0.1:${listed.port}/v1`], "{ method: 'POST', body: Buffer.alloc(8 * 1024 * 1024, 7) }");
+    // The same container, a second program: only the listed port of the first is relayed.
+    const gotUnlisted = await fetchIn(unlisted.port, [`http://127.0.0.1:${listed.port}/v1`]);
+    spawned = { listed: gotListed.replace(token, '<token>'), upload, unlisted: gotUnlisted, relaysDuring: relayClients() };
+  } finally {
+    await sandbox.stop();
+    listed.server.close();
+    unlisted.server.close();
+  }
+}
+await backend.close();
+const [localAfter, remoteAfter] = await Promise.all([containersOn(localSocket), containersOn(remoteSocket)]);
+
 console.log(
   JSON.stringify({
+    network: backend.network,
     status: record.status,
-    error: record.error?.message,
+    error: record.error ? { code: record.error.code, message: record.error.message } : undefined,
     seen,
-    wrote: final.files?.files?.['/todo.md']?.content ?? null,
-    after: { local: await containersOn(localSocket), remote: await containersOn(remoteSocket) },
+    wrote: final?.files?.files?.['/todo.md']?.content ?? null,
+    caseMs,
+    ...(killedAfterMs !== undefined ? { failedAfterKillMs: Math.round(ended - killedAfterMs), toolError } : {}),
+    ...(spawned ? { spawned } : {}),
+    after: { local: localAfter.length, remote: remoteAfter.length, relays: relayClients() },
   }),
 );
