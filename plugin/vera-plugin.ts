@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'vite';
@@ -134,22 +135,30 @@ function foreignWire(agent: ResolvedVeraOptions['agent']): string | undefined {
   return undefined;
 }
 
-/** Top-level risk categories of the cases in the project, defined as tags (`risk:<category>`). */
-async function riskCategories(project: TestProject, sources: CaseSources): Promise<string[]> {
+/**
+ * Top-level risk categories of the cases in the project, defined as tags (`risk:<category>`) —
+ * read off each file's text, not parsed: the tags must exist before any worker collects a test,
+ * and parsing every case file of the project here (10 s and 340 MB for the library) is paid even
+ * by a run of one shard or one file. A `risk:` key the scan misses only leaves that case's tests
+ * without the tag (plugin/test-plan.ts tags a test only with a defined category); one it finds in
+ * other text only defines a tag no test carries.
+ */
+async function riskCategories(project: TestProject): Promise<string[]> {
   const { testFiles } = await project.globTestFiles();
   const risks = new Set<string>();
   await Promise.all(
     testFiles
       .filter((f) => CASE_FILE.test(f))
       .map(async (file) => {
-        // Parsed once: the transform and the run planner read the same parse from the cache. A file
-        // that does not parse defines no tag; its own test reports why.
-        const parsed = await sources.load(file);
-        if (parsed.ok) for (const { spec } of parsed.cases) risks.add(spec.taxonomy.risk.split('/')[0]!);
+        const text = await readFile(file, 'utf8').catch(() => '');
+        for (const m of text.matchAll(RISK_KEY)) risks.add(m[1]!);
       }),
   );
   return [...risks].sort();
 }
+
+/** A `risk:` key (YAML block or flow mapping, or a TypeScript object literal) and its category, the part before `/`. */
+const RISK_KEY = /(?:^[ \t]*|[{,][ \t]*)risk:[ \t]*["']?([a-z0-9][a-z0-9_.-]*)\//gim;
 
 const reporterAdded = new WeakSet<Vitest>();
 /** Each Vera project of a run and the agent it tests (the spec as JSON): a run of two agents names its tests by project. */
@@ -292,7 +301,7 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
       const embedded: EmbeddedModels = { scripted: [...options.scriptedModels], localSlots: 0 };
       const [risks, withServers, proxy] = merging
         ? [[], options, undefined]
-        : await Promise.all([riskCategories(project, sources), resolveEmbeddedModel(options, vitest, embedded), modelProxyFor(options, vitest)]);
+        : await Promise.all([riskCategories(project), resolveEmbeddedModel(options, vitest, embedded), modelProxyFor(options, vitest)]);
       // A local model serves a request or two at a time: more runs at once than that only queue
       // behind each other and spend their time budgets waiting (unless `concurrency` says otherwise).
       const resolved = embedded.localSlots && userOptions.concurrency === undefined ? { ...withServers, concurrency: embedded.localSlots } : withServers;
