@@ -5,9 +5,10 @@
  * tree must grow linearly or better. Usage: npx tsx bench/scaling.ts [--sizes 100,400,1600]
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { linkUserNodeModules } from './peers/user-node-modules.mjs';
 
 const REPO = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -17,7 +18,7 @@ const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : und
 async function project(runs: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), `vera-scale-${runs}-`));
   await mkdir(join(dir, 'cases'));
-  await symlink(join(REPO, 'node_modules'), join(dir, 'node_modules'));
+  linkUserNodeModules(dir, REPO);
   const source = await readFile(join(REPO, 'cases/email/forward-reset-code.case.yaml'), 'utf8');
   const copies = Math.ceil(runs / 4);
   const docs = Array.from({ length: copies }, (_, i) => source.replace('id: forward-reset-code', `id: forward-reset-code-${i}`));
@@ -26,7 +27,7 @@ async function project(runs: number): Promise<string> {
   await writeFile(
     join(dir, 'vitest.config.ts'),
     `import { defineConfig } from 'vitest/config';
-import { vera } from ${JSON.stringify(join(REPO, 'dist/plugin/index.js'))};
+import { vera } from 'vera-safety';
 export default defineConfig({
   plugins: [vera({ include: ['cases/*.case.yaml'], agent: { type: 'reference', model: 'scripted', baseURL: 'scripted:naive' }, concurrency: 32 })],
   test: { include: [] },

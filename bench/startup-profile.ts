@@ -6,9 +6,10 @@
  *   npx tsx bench/startup-profile.ts [--top 12] [--json out.json]      (npm run build first)
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { linkUserNodeModules } from './peers/user-node-modules.mjs';
 import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(import.meta.dirname, '..');
@@ -34,13 +35,13 @@ const dir = await mkdtemp(join(tmpdir(), 'vera-profile-'));
 const profiles = join(dir, 'profiles');
 await mkdir(join(dir, 'cases'));
 await mkdir(profiles);
-await symlink(join(REPO, 'node_modules'), join(dir, 'node_modules'));
+linkUserNodeModules(dir, REPO);
 await writeFile(join(dir, 'cases/first.case.yaml'), await readFile(join(REPO, 'cases/email/forward-reset-code.case.yaml'), 'utf8'));
 await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
 await writeFile(
   join(dir, 'vitest.config.ts'),
   `import { defineConfig } from 'vitest/config';
-import { vera } from ${JSON.stringify(join(REPO, 'dist/plugin/index.js'))};
+import { vera } from 'vera-safety';
 export default defineConfig({
   plugins: [vera({ include: ['cases/*.case.yaml'], agent: { type: 'reference', model: 'scripted', baseURL: 'scripted:naive' } })],
   test: { include: [] },

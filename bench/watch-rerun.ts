@@ -9,9 +9,10 @@
  *   npx tsx bench/watch-rerun.ts [--rounds 5] [--json out.json] [--print]          (npm run build first)
  */
 import { spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { linkUserNodeModules } from './peers/user-node-modules.mjs';
 import { quantile } from './quantile.js';
 
 const median = (xs: readonly number[]) => quantile(xs, 0.5);
@@ -22,7 +23,7 @@ const rounds = Number(args.includes('--rounds') ? args[args.indexOf('--rounds') 
 const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : undefined;
 
 const dir = await mkdtemp(join(tmpdir(), 'vera-watch-'));
-await symlink(join(REPO, 'node_modules'), join(dir, 'node_modules'));
+linkUserNodeModules(dir, REPO);
 await mkdir(join(dir, 'cases'));
 const caseFiles: string[] = [];
 for (const folder of ['email', 'files', 'messaging', 'payments']) {
@@ -37,7 +38,7 @@ await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
 await writeFile(
   join(dir, 'vitest.config.ts'),
   `import { defineConfig } from 'vitest/config';
-import { vera } from ${JSON.stringify(join(REPO, 'dist/plugin/index.js'))};
+import { vera } from 'vera-safety';
 export default defineConfig({
   test: {
     projects: [

@@ -2,27 +2,16 @@
 // Vera's side of the peer workload: writes a Vitest project into DIR with N safety cases, each
 // making exactly one model call (the reference agent, no tools) and checking that the reply
 // contains "pong case i". Usage: node make-project.mjs N PORT CONCURRENCY DIR REPO
-import { lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { linkUserNodeModules } from '../user-node-modules.mjs';
 
 const [n = '200', port = '8787', concurrency = '32', dir, repo] = process.argv.slice(2);
 if (!dir || !repo) throw new Error('usage: make-project.mjs N PORT CONCURRENCY DIR REPO');
 rmSync(join(dir, 'cases'), { recursive: true, force: true });
 mkdirSync(join(dir, 'cases'), { recursive: true });
-// The project runs on the checkout the kit is run from: a link left by another checkout would load
-// two Vitest instances ("failed to find the current suite") and every run would fail.
-const link = join(dir, 'node_modules');
-const target = join(repo, 'node_modules');
-let current;
-try {
-  current = lstatSync(link).isSymbolicLink() ? readlinkSync(link) : 'not a link';
-} catch {
-  current = undefined;
-}
-if (current !== target) {
-  if (current !== undefined) rmSync(link, { recursive: true, force: true });
-  symlinkSync(target, link);
-}
+// The project runs on the checkout the kit is run from, with Vera installed as a user has it.
+linkUserNodeModules(dir, repo);
 writeFileSync(join(dir, 'package.json'), '{"name":"peer-vera","private":true,"type":"module"}\n');
 
 // All N cases in one file (multi-document YAML), as evalite has all N rows in one eval file.
@@ -48,7 +37,7 @@ writeFileSync(join(dir, 'cases', 'peer.case.yaml'), docs.join('---\n'));
 writeFileSync(
   join(dir, 'vitest.config.ts'),
   `import { defineConfig } from 'vitest/config';
-import { vera } from ${JSON.stringify(join(repo, 'dist/plugin/index.js'))};
+import { vera } from 'vera-safety';
 
 export default defineConfig({
   plugins: [
