@@ -48,7 +48,13 @@ interface ProbeResult {
   caseMs: number;
   failedAfterKillMs?: number;
   toolError?: string;
-  spawned?: { listed: string; upload: string; unlisted: string; relaysDuring: number };
+  spawned?: {
+    listed: string;
+    upload: string;
+    unlisted: string;
+    relaysDuring: number;
+    next: { sameContainer: boolean; listed: string; revoked: string };
+  };
   after: Counts;
 }
 
@@ -164,7 +170,7 @@ describe.skipIf(!canRunSecondEngine)(
       }
     }, 60_000);
 
-    it('exec-stream (the default with DOCKER_HOST): a case runs there, a spawned program reaches its listed host port and not another', async () => {
+    it('exec-stream (the default with DOCKER_HOST): a case runs there, a spawned program reaches its listed host port and not another, also after a pool reset', async () => {
       const result = await probe('case', socket, `unix://${socket}`);
       expect(result).toMatchObject({
         network: 'exec-stream',
@@ -172,7 +178,14 @@ describe.skipIf(!canRunSecondEngine)(
         seen: { local: 0, remote: 1, relays: 1 },
         wrote: '- engine test\n',
         // The upload's bytes arrive whole (size and hash), through the relay's back-pressure.
-        spawned: { listed: 'answer:<token>', upload: `answer:${EIGHT_MIB}`, unlisted: 'error:ECONNREFUSED', relaysDuring: 1 },
+        spawned: {
+          listed: 'answer:<token>',
+          upload: `answer:${EIGHT_MIB}`,
+          unlisted: 'error:ECONNREFUSED',
+          relaysDuring: 1,
+          // A pool's reset spares the relay and revokes the first case's port.
+          next: { sameContainer: true, listed: 'answer:second-server', revoked: 'error:ECONNREFUSED' },
+        },
         after: { local: 0, remote: 0, relays: 0 },
       });
     }, 180_000);
@@ -211,7 +224,13 @@ describe.skipIf(!canRunSecondEngine)(
         status: 'safe',
         seen: { local: 1, remote: 0, relays: 0 },
         // Host networking confines nothing: the port no `network` list names is reached too.
-        spawned: { listed: 'answer:<token>', upload: `answer:${EIGHT_MIB}`, unlisted: 'answer:must-not-arrive', relaysDuring: 0 },
+        spawned: {
+          listed: 'answer:<token>',
+          upload: `answer:${EIGHT_MIB}`,
+          unlisted: 'answer:second-server',
+          relaysDuring: 0,
+          next: { sameContainer: true, listed: 'answer:second-server', revoked: 'answer:<token>' },
+        },
         after: { local: 0, remote: 0, relays: 0 },
       });
     }, 180_000);

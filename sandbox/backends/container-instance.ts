@@ -185,9 +185,9 @@ export class ContainerInstance {
     return this.id.slice(0, 12);
   }
 
-  /** False once the container is known to have died or been stopped. */
+  /** False once the container is known to have died or been stopped (or, on exec-stream, its relay ended: it is unreachable). */
   get alive(): boolean {
-    return !this.death && !this.stopping && this.exitedAt === undefined;
+    return !this.death && !this.stopping && this.exitedAt === undefined && (this.link?.alive ?? true);
   }
 
   /** The `docker exec` client of the exec-stream relay, on this host (tests check it is gone after stop). */
@@ -333,7 +333,7 @@ export class ContainerInstance {
         wait = `echo "vera: the exec-stream relay of this container has ended" >&2; exit 125; `;
       } else if (ports.length > 0) {
         this.link.allow(execId, ports);
-        wait = waitForMarker(ExecStreamLink.markerOf(execId));
+        wait = ExecStreamLink.waitLine(execId);
       }
     }
     // Names only: `docker exec -e NAME` takes the value from the CLI's own environment, so API
@@ -382,18 +382,6 @@ export class ContainerInstance {
 function protocolMismatch(image: string, protocol: number): SandboxContainerError {
   return new SandboxContainerError(
     `sandbox image ${image} speaks admin protocol ${protocol}, this vera-safety speaks ${SANDBOX_PROTOCOL}: rebuild the image (scripts/build-sandbox-image.sh)`,
-  );
-}
-
-/**
- * The shell line that waits (at most ~10 s) for the relay's marker before the program starts, and
- * fails the program (exit 125, the reason on stderr) when the relay could not listen.
- */
-function waitForMarker(marker: string): string {
-  return (
-    `n=0; until [ -s ${marker} ]; do n=$((n+1)); ` +
-    `[ "$n" -le 200 ] || { echo "vera: the exec-stream relay did not listen within 10 s" >&2; exit 125; }; sleep 0.05; done; ` +
-    `read -r s < ${marker}; [ "$s" = ok ] || { echo "vera: $s" >&2; exit 125; }; `
   );
 }
 

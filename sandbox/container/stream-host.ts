@@ -27,7 +27,6 @@ export interface ExecStreamLinkOptions {
 export class ExecStreamLink {
   private readonly allowed = new Set<number>();
   private readonly sockets = new Set<Socket>();
-  private readonly stderrTail: string[] = [];
   private closing = false;
 
   private constructor(
@@ -36,10 +35,9 @@ export class ExecStreamLink {
     private readonly listener: Server,
     /** The relay's PID inside the container (a reset must spare it). */
     readonly relayPid: number,
-    stderrTail: string[],
-  ) {
-    this.stderrTail = stderrTail;
-  }
+    /** The relay's last stderr lines (shared with the reader started before the link existed). */
+    private readonly stderrTail: string[],
+  ) {}
 
   static async start(options: ExecStreamLinkOptions): Promise<ExecStreamLink> {
     const relay = spawn(options.docker, ['exec', '-i', options.containerId, '/usr/local/bin/node', SERVER_SCRIPT, RELAY_ARG], {
@@ -135,26 +133,20 @@ export class ExecStreamLink {
     bridge(socket, this.channel.open({ to: 'admin' }));
   }
 
-  private readonly answers = new Map<string, (error: string | undefined) => void>();
-
   private onControl(message: ControlMessage): void {
-    if (message.type === 'listening') {
-      this.answers.get(message.id)?.(message.error);
-      this.answers.delete(message.id);
-    }
+    // A port the relay could not take (something in the container listens there): the program
+    // fails with it on its stderr; kept here too, for the error that may follow.
+    if (message.type === 'listening' && message.error) this.stderrTail.push(`listen ${message.id}: ${message.error}`);
   }
 
   /**
    * Container → host for `ports`: from now on the relay may connect them to this host's loopback,
-   * and it listens on each inside the container, then writes the marker `markerOf(id)`. Returns
-   * at once (spawn() is synchronous: its shell line waits for the marker); `answered` settles
-   * with the relay's error, if any, for diagnostics.
+   * and it listens on each inside the container, then writes the marker `waitLine(id)` waits for. Returns
+   * at once: spawn() is synchronous, and its shell line waits for the marker.
    */
-  allow(id: string, ports: readonly number[]): { answered: Promise<string | undefined> } {
+  allow(id: string, ports: readonly number[]): void {
     for (const port of ports) this.allowed.add(port);
-    const answered = new Promise<string | undefined>((resolve) => this.answers.set(id, resolve));
     this.channel.control({ type: 'listen', id, ports: [...new Set(ports)] });
-    return { answered };
   }
 
   /** A pooled container's reset: the next case has other ports; none stay reachable. */
@@ -163,9 +155,18 @@ export class ExecStreamLink {
     this.channel.control({ type: 'unlisten' });
   }
 
-  /** Where the relay writes the marker of `allow(id, …)` inside the container. */
-  static markerOf(id: string): string {
-    return `${LISTEN_MARKER_DIR}/${id}`;
+  /**
+   * The start of a spawned program's `sh -c` line: waits (at most ~10 s) for the marker of
+   * `allow(id, …)`, and fails the program (exit 125, the reason on stderr) when the relay could
+   * not listen — so the program never starts before its endpoints are reachable.
+   */
+  static waitLine(id: string): string {
+    const marker = `${LISTEN_MARKER_DIR}/${id}`;
+    return (
+      `n=0; until [ -s ${marker} ]; do n=$((n+1)); ` +
+      `[ "$n" -le 200 ] || { echo "vera: the exec-stream relay did not listen within 10 s" >&2; exit 125; }; sleep 0.05; done; ` +
+      `read -r s < ${marker}; [ "$s" = ok ] || { echo "vera: $s" >&2; exit 125; }; `
+    );
   }
 
   /** The relay's last stderr lines, for error messages. */

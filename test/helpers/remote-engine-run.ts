@@ -8,7 +8,9 @@
  * Modes:
  *   case   a case (verdict, a tool call, the snapshot) on the channel the backend defaults to; then
  *          programs spawned in a container fetch a host loopback server whose port is in their
- *          `network` list (answers a token) and one whose port is not (must be refused)
+ *          `network` list (answers a token; takes an 8 MiB upload) and one whose port is not
+ *          (must be refused); then the next case on the same pooled container, after its reset,
+ *          reaches the port it lists and no longer the first case's
  *   host   the same case on the host-networking channel, forced (on an engine in another network
  *          namespace it cannot work)
  *   kill   the case, with the container killed (docker kill) while the agent runs
@@ -25,6 +27,8 @@ import { functionAgent } from '../../adapters/function-adapter.js';
 import { parseCaseSource } from '../../engine/case-loader.js';
 import { runCase } from '../../runner/run-case.js';
 import { ContainerBackend } from '../../sandbox/backends/container-backend.js';
+import type { ContainerSandbox } from '../../sandbox/backends/container-sandbox.js';
+import type { StartedSandbox } from '../../sandbox/sandbox.js';
 import { SANDBOX_LABEL } from '../../sandbox/container/docker-cli.js';
 import { RELAY_ARG, SERVER_SCRIPT } from '../../sandbox/container/protocol.js';
 
@@ -49,7 +53,10 @@ async function containersOn(socket: string): Promise<string[]> {
   return stdout.split('\n').filter(Boolean);
 }
 
-/** Host processes that are the `docker exec -i … sandbox-server.mjs relay` client of a relay. */
+/** This probe's containers (short ids or full), so the relays of other runs on this host are not counted. */
+const ours = new Set<string>();
+
+/** Host processes that are the `docker exec -i <one of ours> … sandbox-server.mjs relay` client of a relay. */
 function relayClients(): number {
   let n = 0;
   for (const pid of readdirSync('/proc')) {
@@ -60,7 +67,8 @@ function relayClients(): number {
     } catch {
       continue;
     }
-    if (argv.includes('exec') && argv.includes(SERVER_SCRIPT) && argv.at(-2) === RELAY_ARG) n++;
+    const id = argv[argv.indexOf('exec') + 2] ?? '';
+    if (argv.includes(SERVER_SCRIPT) && argv.at(-2) === RELAY_ARG && [...ours].some((short) => id.startsWith(short.slice(0, 12)))) n++;
   }
   return n;
 }
@@ -91,6 +99,7 @@ let killedAfterMs: number | undefined;
 let toolError: string | undefined;
 const agent = functionAgent('engine-probe', async (_message, tools) => {
   const [local, remote] = await Promise.all([containersOn(localSocket), containersOn(remoteSocket)]);
+  for (const id of [...local, ...remote]) ours.add(id);
   Object.assign(seen, { local: local.length, remote: remote.length, relays: relayClients() });
   if (mode === 'kill') {
     await run('docker', ['-H', `unix://${remoteSocket}`, 'kill', ...remote]);
@@ -125,31 +134,55 @@ async function tokenServer(token: string): Promise<{ server: Server; port: numbe
   return { server, port: (server.address() as AddressInfo).port };
 }
 
-let spawned: { listed: string; upload: string; unlisted: string; relaysDuring: number } | undefined;
+interface Spawned {
+  listed: string;
+  upload: string;
+  unlisted: string;
+  relaysDuring: number;
+  /** The next case on the same pooled container (after its reset). */
+  next: { sameContainer: boolean; listed: string; revoked: string };
+}
+let spawned: Spawned | undefined;
 if (mode === 'case') {
   const token = `token-${process.pid}-${Date.now()}`;
   const listed = await tokenServer(token);
   // Listening on the host too: what keeps it out is the relay, not an empty port.
-  const unlisted = await tokenServer('must-not-arrive');
-  const sandbox = await backend.start({ environments: ['files'], label: 'spawn' });
+  const unlisted = await tokenServer('second-server');
+  // A pool of one: the second sandbox is the first's container, reset (the relay must survive it).
+  const pooled = new ContainerBackend({ labels: { 'vera.test': label }, pool: { size: 1 } });
   try {
-    const fetchIn = (port: number, network: string[], init = '{}') =>
+    const fetchIn = (sandbox: StartedSandbox, port: number, network: string[], init = '{}') =>
       new Promise<string>((resolve) => {
         const script = `fetch('http://127.0.0.1:${port}/', ${init}).then((r) => r.text()).then((t) => console.log('answer:' + t), (e) => console.log('error:' + (e.cause?.code ?? e.message)))`;
         const child = sandbox.spawn('/usr/local/bin/node', ['-e', script], { network });
         let out = '';
         child.stdout!.on('data', (d: Buffer) => (out += d));
         child.stderr!.on('data', (d: Buffer) => (out += d));
-        child.once('close', () => resolve(out.trim()));
+        child.once('close', () => resolve(out.trim().replace(token, '<token>')));
       });
-    const gotListed = await fetchIn(listed.port, [`http://127.0.0.1:${listed.port}/v1`]);
+    const first = (await pooled.start({ environments: ['files'], label: 'spawn' })) as ContainerSandbox;
+    ours.add(first.containerId);
+    const gotListed = await fetchIn(first, listed.port, [`http://127.0.0.1:${listed.port}/v1`]);
     // 8 MiB from the container to the host: the relay's stdout is written faster than it is read.
-    const upload = await fetchIn(listed.port, [`http://127.0.0.1:${listed.port}/v1`], "{ method: 'POST', body: Buffer.alloc(8 * 1024 * 1024, 7) }");
+    const upload = await fetchIn(first, listed.port, [`http://127.0.0.1:${listed.port}/v1`], "{ method: 'POST', body: Buffer.alloc(8 * 1024 * 1024, 7) }");
     // The same container, a second program: only the listed port of the first is relayed.
-    const gotUnlisted = await fetchIn(unlisted.port, [`http://127.0.0.1:${listed.port}/v1`]);
-    spawned = { listed: gotListed.replace(token, '<token>'), upload, unlisted: gotUnlisted, relaysDuring: relayClients() };
+    const gotUnlisted = await fetchIn(first, unlisted.port, [`http://127.0.0.1:${listed.port}/v1`]);
+    const relaysDuring = relayClients();
+    await first.stop();
+    const second = (await pooled.start({ environments: ['files'], label: 'spawn-2' })) as ContainerSandbox;
+    // The next case lists the other port; the first case's port is revoked by the reset.
+    const nextListed = await fetchIn(second, unlisted.port, [`http://127.0.0.1:${unlisted.port}/v1`]);
+    const revoked = await fetchIn(second, listed.port, [`http://127.0.0.1:${unlisted.port}/v1`]);
+    spawned = {
+      listed: gotListed,
+      upload,
+      unlisted: gotUnlisted,
+      relaysDuring,
+      next: { sameContainer: second.containerId === first.containerId, listed: nextListed, revoked },
+    };
+    await second.stop();
   } finally {
-    await sandbox.stop();
+    await pooled.close();
     listed.server.close();
     unlisted.server.close();
   }
