@@ -108,7 +108,8 @@ async function resolveEmbeddedModel(
     const latencyMs = Number(new URLSearchParams(query).get('latency') ?? 0);
     if (!Number.isFinite(latencyMs) || latencyMs < 0) throw new Error(`vera(): bad latency in ${part.baseURL}`);
     const { startScriptedModelServer } = await import('../testing/scripted-model-server.js');
-    const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' | 'adversary', latencyMs });
+    // Nothing reads its requests: kept, they were every prompt of the run (the whole library: GBs).
+    const server = await startScriptedModelServer({ policy: policy as 'naive' | 'guarded' | 'adversary', latencyMs, recordRequests: false });
     vitest.onClose(() => server.close());
     // Runs in the workers send it their plans (engine/scripted-plan.ts): they must know it is one.
     started.scripted.push(server.origin);
@@ -249,7 +250,7 @@ function veraPlugin(userOptions: VeraOptions, only?: ReadonlySet<string>): Plugi
   let run: Vitest | undefined;
   let projectName = '';
   // Init steps and witnesses, checked when a case file loads (shared by the transform and the planner).
-  const validation = new CaseValidation(() => loadEnvironments(options.environments, root));
+  const validation = new CaseValidation(() => loadEnvironments(options.environments, root), { shared: options.environments.length === 0 });
   // YAML files and case modules, loaded once for the transform, the risk tags and the planner.
   const sources = new CaseSources();
   return {

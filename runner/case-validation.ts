@@ -10,6 +10,34 @@ import { verifierPathProblems } from './verifier-paths.js';
 import { caseHash } from '../engine/record-writer.js';
 import { checkWitnesses } from './witness.js';
 
+/** Results of checks that use only the built-in environments (see the constructor). */
+const builtinOnlyResults = new Map<string, Promise<CaseProblem[]>>();
+
+/**
+ * At most this many cases are checked at once in a process. The checks are CPU work in this
+ * thread (sandboxes replaying init scripts and witnesses), so more at once is not faster — but
+ * every one in flight holds its sandboxes: a library file's 200 cases at once held GBs.
+ */
+const checkSlots = (() => {
+  const limit = 4;
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return {
+    async run<T>(task: () => Promise<T>): Promise<T> {
+      // A finished check hands its slot to the next waiting one (so the count never overshoots).
+      if (running >= limit) await new Promise<void>((go) => waiting.push(go));
+      else running++;
+      try {
+        return await task();
+      } finally {
+        const next = waiting.shift();
+        if (next) next();
+        else running--;
+      }
+    },
+  };
+})();
+
 /**
  * What a case must pass before any of its verdicts counts, checked when its file loads (the
  * plugin's transform and run planner, `vera check`): every init step names a mounted environment,
@@ -21,9 +49,19 @@ import { checkWitnesses } from './witness.js';
  * never reaches the ASR. Results are cached by case hash: an unchanged case is checked once.
  */
 export class CaseValidation {
-  private readonly cache = new Map<string, Promise<CaseProblem[]>>();
+  private readonly cache: Map<string, Promise<CaseProblem[]>>;
 
-  constructor(private readonly environments: () => Promise<Record<string, AnyEnvironmentDefinition>> = async () => ({})) {}
+  /**
+   * `shared`: the checks use only the built-in environments, so their results hold for any
+   * validation in this process — `npm run demo`'s second policy, a second Vitest of one script —
+   * and live in one process-wide cache instead of this instance's.
+   */
+  constructor(
+    private readonly environments: () => Promise<Record<string, AnyEnvironmentDefinition>> = async () => ({}),
+    options: { shared?: boolean } = {},
+  ) {
+    this.cache = options.shared ? builtinOnlyResults : new Map();
+  }
 
   /** Every problem of the file's cases (empty when all pass). */
   async problemsOf(cases: readonly LoadedCase[]): Promise<CaseProblem[]> {
@@ -34,7 +72,7 @@ export class CaseValidation {
     const key = `${loaded.file}\u0000${caseHash(loaded.spec)}`;
     let result = this.cache.get(key);
     if (!result) {
-      result = this.check(loaded);
+      result = checkSlots.run(() => this.check(loaded));
       this.cache.set(key, result);
       if (this.cache.size > 10_000) this.cache.delete(this.cache.keys().next().value!);
     }

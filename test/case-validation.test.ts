@@ -96,3 +96,43 @@ export default defineConfig({ plugins: [vera({ include: ['cases/*.case.yaml'], a
     expect(run.stdout).toMatch(/^all\s+0\/1 0%\s+1\/1 100%\s+1\/2 50%$/m);
   }, 120_000);
 });
+
+describe('checks at once, and checks shared between validations', () => {
+  it('checks at most 4 cases at once, whatever a file holds, and checks every one', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `limited-case-${i}`);
+    const parsed = parseCaseSuiteSource(ids.map((id) => base({ id })).join('---\n'), 'many.case.yaml');
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    let pending = 0;
+    let most = 0;
+    let calls = 0;
+    // Each check starts by loading the environments: a slow load shows how many checks run at once.
+    const validation = new CaseValidation(async () => {
+      calls++;
+      most = Math.max(most, ++pending);
+      await new Promise((r) => setTimeout(r, 20));
+      pending--;
+      return {};
+    });
+    expect(await validation.problemsOf(parsed.cases)).toEqual([]);
+    expect(calls).toBe(12);
+    expect(most).toBe(4);
+  });
+
+  it('validations of built-in environments only share their results in the process; others check again', async () => {
+    const parsed = parseCaseSuiteSource(base({ id: 'shared-case' }), 'shared.case.yaml');
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const loads: string[] = [];
+    const validation = (name: string, shared: boolean) =>
+      new CaseValidation(
+        async () => {
+          loads.push(name);
+          return {};
+        },
+        { shared },
+      );
+    await validation('first', true).problemsOf(parsed.cases);
+    await validation('second', true).problemsOf(parsed.cases);
+    await validation('own', false).problemsOf(parsed.cases);
+    expect(loads).toEqual(['first', 'own']);
+  });
+});
