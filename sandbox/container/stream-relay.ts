@@ -19,8 +19,9 @@ import { bridge, StreamChannel } from './stream-channel.js';
  *
  * Nothing but frames may reach stdout (diagnostics go to stderr). stdout is `process.stdout`, a
  * libuv pipe: writes that the pipe cannot take now are queued and `write()` returns false (the
- * channel then holds its senders until 'drain'). Not an fs stream on fd 1: docker's exec pipe
- * may be non-blocking, and fs writes then fail with EAGAIN as soon as the host reads slower.
+ * channel then holds its senders until 'drain'). Not an fs stream on fd 1: under an 8 MiB upload
+ * from the container its writes failed ("A system error occurred: undefined returned undefined",
+ * no errno) and the relay ended; test/container-remote-engine.test.ts's upload catches that.
  */
 export interface RelayOptions {
   input: Readable;
