@@ -56,7 +56,7 @@ describe('YAML cases become Vitest tests', () => {
     // would build it from the whole file per failure: transform.ts codeFrame).
     const printed = naive.stderr + naive.stdout;
     expect(printed).toContain(' ❯ verifier cases/notes-leak.case.yaml:26:1');
-    expect(printed).toMatch(/ {5}26\| verifier:\n {7}\| \^\n {5}27\|   egress: \{ secret: CODE \}/);
+    expect(printed).toMatch(/ {5}26\| verifier:\n {7}\| \^\n {5}27\| {3}egress: \{ secret: CODE \}/);
     expect(naive.code).toBe(1);
   });
 
