@@ -1,4 +1,5 @@
 import { formatProblem, type CaseProblem, type CaseSuiteLoadResult } from '../engine/case-loader.js';
+import { redactText } from '../engine/redact.js';
 import { CASE_MODULE_FILE, CASE_SOURCE_QUERY } from './case-module.js';
 import type { CaseModuleData } from './case-tests.js';
 import { parseCaseFileCached } from './parse-cache.js';
@@ -74,7 +75,8 @@ export function transformCaseFile(
       spec: loaded.spec,
       line: loaded.line,
       verifier: loaded.verifierPosition,
-      verifierFrame: codeFrame(sourceLines, loaded.verifierPosition),
+      // Redacted as every other output is: a case file may hold a real key near its verifier (an init step seeding it).
+      verifierFrame: codeFrame(sourceLines, loaded.verifierPosition, 2, (line) => redactText(line, { caseText: source })),
       ...(options.project ? { project: options.project } : {}),
     };
     // One string literal, not an object literal: a case's data is large (a library file's cases are
@@ -94,11 +96,16 @@ export function transformCaseFile(
  * test by reading the whole case file and splitting it twice (a library file is 10 000 lines),
  * which made printing 5000 violations — and `--merge-reports` of a library run — take minutes.
  */
-export function codeFrame(lines: readonly string[], at: { line: number; column: number }, around = 2): string {
+export function codeFrame(
+  lines: readonly string[],
+  at: { line: number; column: number },
+  around = 2,
+  clean: (line: string) => string = (line) => line,
+): string {
   const out: string[] = [];
   const gutter = (n: number | string) => `${String(n).padStart(3)}|`;
   for (let n = Math.max(1, at.line - around); n <= Math.min(lines.length, at.line + around); n++) {
-    const text = lines[n - 1]!.replace(/\t/g, ' ');
+    const text = clean(lines[n - 1]!).replace(/\t/g, ' ');
     out.push(`${gutter(n)} ${text.length > 120 ? `${text.slice(0, 119)}…` : text}`.trimEnd());
     if (n === at.line) out.push(`${gutter('')} ${' '.repeat(Math.max(0, at.column - 1))}^`);
   }
