@@ -4,11 +4,11 @@
  * embedded scripted model at zero latency. Wall time and the peak memory of the whole process
  * tree must grow linearly or better. Usage: npx tsx bench/scaling.ts [--sizes 100,400,1600]
  */
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { linkUserNodeModules } from './peers/user-node-modules.mjs';
+import { measureTree } from './tree-measure.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -37,29 +37,15 @@ export default defineConfig({
   return dir;
 }
 
-/** Runs the command, sampling the summed RSS of its process tree every 100 ms. */
-function measure(cwd: string): Promise<{ wallS: number; peakMB: number; tests: number; code: number | null }> {
-  return new Promise((done) => {
-    const started = performance.now();
-    // A bash parent (it does not exec the last command when another follows): the sampler counts
-    // its descendants — Vitest's main process and its workers.
-    const child = spawn(
-      'bash',
-      ['-c', `"${process.execPath}" "${join(REPO, 'node_modules/vitest/vitest.mjs')}" run --reporter=json --outputFile.json=report.json; exit $?`],
-      { cwd, stdio: 'ignore' },
-    );
-    const sampler = spawn(process.execPath, [join(REPO, 'bench/peers/treepeak.mjs'), String(child.pid), '100'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let sample = '';
-    sampler.stdout.on('data', (d: Buffer) => (sample += d.toString()));
-    child.on('close', (code) => {
-      const wallS = (performance.now() - started) / 1000;
-      sampler.on('close', async () => {
-        const kb = Number(/peak_tree_kb=(\d+)/.exec(sample)?.[1] ?? 0);
-        const report = JSON.parse(await readFile(join(cwd, 'report.json'), 'utf8')) as { numTotalTests: number };
-        done({ wallS, peakMB: kb / 1024, tests: report.numTotalTests, code });
-      });
-    });
+/** One Vitest run of the project, measured with its process tree; a run that wrote no report measured nothing. */
+async function measure(cwd: string): Promise<{ wallS: number; peakMB: number; tests: number; code: number | null }> {
+  const m = await measureTree(process.execPath, [join(REPO, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=json', '--outputFile.json=report.json'], {
+    cwd,
+    env: process.env,
   });
+  const report = await readFile(join(cwd, 'report.json'), 'utf8').catch(() => undefined);
+  if (!report) throw new Error(`the run wrote no report (exit ${m.code}): no time is reported\n${m.output.slice(-1500)}`);
+  return { wallS: m.wallS, peakMB: m.peakMB, tests: (JSON.parse(report) as { numTotalTests: number }).numTotalTests, code: m.code };
 }
 
 const rows: Array<{ runs: number; wallS: number; msPerRun: number; peakMB: number }> = [];
